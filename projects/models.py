@@ -1,0 +1,100 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from . import taxonomies
+
+
+class ProjectKind(models.TextChoices):
+    SVBENCH = "svbench", "SVBench (streaming QA chains)"
+    LONGVIDEOBENCH = "longvideobench", "LongVideoBench (referring MCQs)"
+    LIVIBENCH = "livibench", "LiViBench (livestream MCQs)"
+    MVPBENCH = "mvpbench", "MVPBench (multi-video MCQs)"
+    GENERIC = "generic", "Generic"
+
+
+class Project(models.Model):
+    """A benchmark under construction: its taxonomies, thresholds and pipeline settings."""
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    kind = models.CharField(max_length=20, choices=ProjectKind.choices, default=ProjectKind.SVBENCH)
+    description = models.TextField(blank=True)
+    primary_language = models.CharField(max_length=10, default="en")
+    # Taxonomies are project data, edited per project; defaults come from SPEC.
+    taxonomies = models.JSONField(default=taxonomies.default_taxonomies, blank=True)
+
+    # Curation (SVBench and LongVideoBench defaults).
+    min_duration_s = models.FloatField(default=60.0)
+    min_scenes = models.PositiveIntegerField(default=5)
+    max_scenes = models.PositiveIntegerField(default=15)
+    min_mean_scene_s = models.FloatField(default=5.0)
+    max_mean_scene_s = models.FloatField(default=30.0)
+    min_height_px = models.PositiveIntegerField(default=0, help_text="LongVideoBench: 720")
+    min_complexity = models.PositiveSmallIntegerField(default=3)
+
+    # Scene detection and clips.
+    scene_threshold = models.FloatField(default=27.0, help_text="PySceneDetect ContentDetector threshold")
+    scene_min_s = models.FloatField(default=2.0, help_text="Scenes shorter than this merge into a neighbour")
+    clip_pad_s = models.FloatField(default=0.5, help_text="Padding added at both ends of every clip")
+
+    # Machine drafts.
+    frames_per_clip = models.PositiveSmallIntegerField(default=8)
+    frame_max_side_px = models.PositiveIntegerField(default=512)
+    chain_min_turns = models.PositiveSmallIntegerField(default=5)
+    chain_max_turns = models.PositiveSmallIntegerField(default=6)
+    # Per-step model names; an empty entry falls back to the deployment's defaults.
+    models_per_step = models.JSONField(default=dict, blank=True)
+
+    # Quality gate and releases.
+    judge_enabled = models.BooleanField(default=True)
+    judge_threshold = models.PositiveSmallIntegerField(default=90)
+    path_jump_probability = models.FloatField(default=0.8)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(judge_threshold__lte=100), name="project_threshold_0_100"),
+            models.CheckConstraint(
+                condition=Q(path_jump_probability__gte=0) & Q(path_jump_probability__lte=1),
+                name="project_jump_probability_0_1",
+            ),
+            models.CheckConstraint(condition=Q(min_scenes__lte=models.F("max_scenes")), name="project_scene_range"),
+            models.CheckConstraint(
+                condition=Q(chain_min_turns__gte=1) & Q(chain_min_turns__lte=models.F("chain_max_turns")),
+                name="project_chain_turn_range",
+            ),
+            models.CheckConstraint(condition=Q(scene_min_s__gte=0) & Q(clip_pad_s__gte=0), name="project_clip_numbers"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def taxonomy(self, key: str) -> list:
+        return self.taxonomies.get(key) or taxonomies.default_taxonomies()[key]
+
+
+class Role(models.TextChoices):
+    ADMIN = "admin", "Admin"
+    ANNOTATOR = "annotator", "Annotator"
+    EXAMINER = "examiner", "Examiner"
+    REVISER = "reviser", "Reviser"
+
+
+class Membership(models.Model):
+    """One role of one person in one project; a person may hold several roles."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "user", "role"], name="membership_unique_role")]
+        indexes = [models.Index(fields=["user", "project"])]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.role} · {self.project}"

@@ -1,0 +1,69 @@
+from django.conf import settings
+from django.db import models
+
+from jobs.models import BackgroundJob
+from projects.models import Project
+
+
+class ReleaseFormat(models.TextChoices):
+    SVBENCH = "svbench", "SVBench"
+    LONGVIDEOBENCH = "longvideobench", "LongVideoBench"
+    MVPBENCH = "mvpbench", "MVPBench"
+    LIVIBENCH = "livibench", "LiViBench (VidQA JSONL v1)"
+    GENERIC = "generic", "Generic JSONL with provenance"
+
+
+class ReleaseStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    BUILDING = "building", "Building"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+    DELETED = "deleted", "Deleted"
+
+
+class DatasetRelease(models.Model):
+    """An immutable, versioned snapshot of accepted items written in one or more formats."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="releases")
+    version = models.CharField(max_length=40)
+    formats = models.JSONField(default=list, help_text="ReleaseFormat values")
+    filters = models.JSONField(default=dict, blank=True)
+    split_config = models.JSONField(default=dict, blank=True)
+    seed = models.BigIntegerField(default=0)
+    test_style = models.BooleanField(default=False, help_text="Omit answers (e.g. LongVideoBench correct_choice)")
+    status = models.CharField(max_length=20, choices=ReleaseStatus.choices, default=ReleaseStatus.QUEUED)
+    job = models.ForeignKey(BackgroundJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    storage_prefix = models.CharField(max_length=500, blank=True)
+    archive = models.FileField(max_length=500, blank=True)
+    files = models.JSONField(default=list, blank=True, help_text="[{path, sha256, bytes}]")
+    manifest = models.JSONField(default=dict, blank=True)
+    statistics = models.JSONField(default=dict, blank=True)
+    validation_errors = models.JSONField(default=list, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    deleted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["project", "-created_at"]
+        constraints = [models.UniqueConstraint(fields=["project", "version"], name="release_unique_version")]
+
+    def __str__(self) -> str:
+        return f"{self.project} {self.version}"
+
+
+class EvaluationRun(models.Model):
+    """A model evaluated over a release: MCQ accuracy and open-answer judge scores, for a leaderboard."""
+
+    release = models.ForeignKey(DatasetRelease, on_delete=models.CASCADE, related_name="evaluations")
+    model = models.CharField(max_length=120)
+    endpoint = models.CharField(max_length=300, blank=True)
+    status = models.CharField(max_length=20, choices=ReleaseStatus.choices, default=ReleaseStatus.QUEUED)
+    job = models.ForeignKey(BackgroundJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    summary = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]

@@ -1,0 +1,165 @@
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+
+from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
+from llm.models import LLMCall
+from projects.models import Project
+
+
+class ItemKind(models.TextChoices):
+    QA_CHAIN = "qa_chain", "QA chain"
+    CHAIN_PAIR = "chain_pair", "Relations of a chain pair"
+    MCQ = "mcq", "MCQ"
+
+
+_ONE_ITEM = (
+    Q(item_kind=ItemKind.QA_CHAIN, qa_chain__isnull=False, chain_pair__isnull=True, mcq__isnull=True)
+    | Q(item_kind=ItemKind.CHAIN_PAIR, qa_chain__isnull=True, chain_pair__isnull=False, mcq__isnull=True)
+    | Q(item_kind=ItemKind.MCQ, qa_chain__isnull=True, chain_pair__isnull=True, mcq__isnull=False)
+)
+
+
+class ItemRef(models.Model):
+    """Points at exactly one reviewable item, with real foreign keys (no generic relations)."""
+
+    item_kind = models.CharField(max_length=20, choices=ItemKind.choices)
+    qa_chain = models.ForeignKey(QAChain, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    chain_pair = models.ForeignKey(ChainPair, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    mcq = models.ForeignKey(MCQ, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        abstract = True
+
+    @property
+    def item(self):
+        return self.qa_chain or self.chain_pair or self.mcq
+
+    @staticmethod
+    def ref_for(item) -> dict:
+        kind = {QAChain: ItemKind.QA_CHAIN, ChainPair: ItemKind.CHAIN_PAIR, MCQ: ItemKind.MCQ}[type(item)]
+        return {"item_kind": kind, kind.value: item}
+
+
+class QualityScore(ItemRef):
+    """An LLM judge's verdict on one version of an item (SVBench: 7 dimensions and overall, 0–100)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="quality_scores")
+    item_version = models.PositiveIntegerField()
+    dimensions = models.JSONField(default=dict, help_text="dimension → 0..100")
+    overall = models.PositiveSmallIntegerField()
+    threshold = models.PositiveSmallIntegerField()
+    passed = models.BooleanField()
+    comments = models.TextField(blank=True)
+    llm_call = models.ForeignKey(LLMCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=_ONE_ITEM, name="score_exactly_one_item"),
+            models.CheckConstraint(condition=Q(overall__lte=100), name="score_overall_0_100"),
+        ]
+        indexes = [models.Index(fields=["project", "overall"])]
+
+
+class ReviewQueue(models.Model):
+    """A pool of items at one stage that its members pull from."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="queues")
+    name = models.CharField(max_length=120)
+    stage = models.CharField(
+        max_length=20,
+        choices=[(ItemStatus.ANNOTATING, "Annotating"), (ItemStatus.EXAMINING, "Examining"), (ItemStatus.REVISING, "Revising")],
+    )
+    item_kind = models.CharField(max_length=20, choices=ItemKind.choices)
+    # Which items belong: category, duration group, score range, video ids …
+    filters = models.JSONField(default=dict, blank=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="review_queues")
+    priority = models.SmallIntegerField(default=0)
+    overlap = models.PositiveSmallIntegerField(default=1, help_text="How many people see each item at this stage")
+    lease_seconds = models.PositiveIntegerField(default=30 * 60)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "-priority", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="queue_unique_name"),
+            models.CheckConstraint(condition=Q(overlap__gte=1), name="queue_overlap_positive"),
+            models.CheckConstraint(condition=Q(lease_seconds__gte=30), name="queue_lease_minimum"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AssignmentStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    COMPLETED = "completed", "Completed"
+    RELEASED = "released", "Released"
+    EXPIRED = "expired", "Expired"
+
+
+class Assignment(ItemRef):
+    """One person holding one item at one stage, as a lease that expires unless renewed."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
+    queue = models.ForeignKey(ReviewQueue, null=True, blank=True, on_delete=models.SET_NULL, related_name="assignments")
+    stage = models.CharField(max_length=20, choices=ItemStatus.choices)
+    assignee = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    assigned_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    status = models.CharField(max_length=20, choices=AssignmentStatus.choices, default=AssignmentStatus.ACTIVE)
+    leased_at = models.DateTimeField()
+    lease_expires_at = models.DateTimeField()
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-leased_at"]
+        constraints = [
+            models.CheckConstraint(condition=_ONE_ITEM, name="assignment_exactly_one_item"),
+            models.CheckConstraint(condition=Q(lease_expires_at__gt=models.F("leased_at")), name="assignment_lease_after_start"),
+            # A person holds an item at a stage at most once at a time.
+            models.UniqueConstraint(
+                fields=["item_kind", "qa_chain", "chain_pair", "mcq", "stage", "assignee"],
+                condition=Q(status="active"),
+                name="assignment_one_active_per_person",
+                nulls_distinct=False,
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["assignee", "status"]),
+            models.Index(fields=["status", "lease_expires_at"]),
+            models.Index(fields=["queue", "status"]),
+        ]
+
+
+class ReviewEvent(ItemRef):
+    """Append-only log of every workflow transition; rows are never changed or deleted."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="review_events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    from_status = models.CharField(max_length=20, choices=ItemStatus.choices, blank=True)
+    to_status = models.CharField(max_length=20, choices=ItemStatus.choices)
+    reasons = models.JSONField(default=list, blank=True)
+    comment = models.TextField(blank=True)
+    item_version = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [models.CheckConstraint(condition=_ONE_ITEM, name="event_exactly_one_item")]
+        indexes = [
+            models.Index(fields=["project", "created_at"]),
+            models.Index(fields=["actor", "created_at"]),
+        ]
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise ValidationError("Review events are append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValidationError("Review events are append-only.")

@@ -1,0 +1,142 @@
+"""factory_boy factories for the domain; tests build data with these, never with fixtures files."""
+
+import factory
+from django.contrib.auth import get_user_model
+from django.core.files.base import ContentFile
+
+from annotator.models import MCQ, ChainPair, ItemStatus, MCQVideo, QAChain, QAPair, Relation
+from projects.models import Membership, Project, Role
+from videos.models import Clip, Video, VideoStatus
+
+PASSWORD = "pw"
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    email = factory.LazyAttribute(lambda u: f"{u.username}@example.org")
+    password = factory.PostGenerationMethodCall("set_password", PASSWORD)
+
+
+class ProjectFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Project
+
+    name = factory.Sequence(lambda n: f"Project {n}")
+    slug = factory.Sequence(lambda n: f"project-{n}")
+
+
+class MembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Membership
+
+    project = factory.SubFactory(ProjectFactory)
+    user = factory.SubFactory(UserFactory)
+    role = Role.ANNOTATOR
+
+
+class VideoFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Video
+
+    project = factory.SubFactory(ProjectFactory)
+    name = factory.Sequence(lambda n: f"video_{n:04d}")
+    original = factory.LazyAttribute(lambda v: ContentFile(b"\x00" * 1000, name=f"{v.name}.mp4"))
+    sha256 = factory.Sequence(lambda n: f"{n:064x}")
+    size_bytes = 1000
+    duration_s = 120.0
+    fps = 25.0
+    width = 1280
+    height = 720
+    status = VideoStatus.READY
+
+
+class ClipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Clip
+
+    video = factory.SubFactory(VideoFactory)
+    index = factory.Sequence(int)
+    start_s = factory.LazyAttribute(lambda c: c.index * 10.0)
+    end_s = factory.LazyAttribute(lambda c: c.index * 10.0 + 10.0)
+
+
+class QAChainFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = QAChain
+
+    clip = factory.SubFactory(ClipFactory)
+    project = factory.LazyAttribute(lambda c: c.clip.video.project)
+    status = ItemStatus.ANNOTATING
+
+
+class QAPairFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = QAPair
+
+    chain = factory.SubFactory(QAChainFactory)
+    index = factory.Sequence(int)
+    question = factory.Sequence(lambda n: f"What happens in moment {n}?")
+    answer = factory.Sequence(lambda n: f"Something happens ({n}).")
+    skill = "ECA"
+
+
+class ChainPairFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ChainPair
+
+    chain_before = factory.SubFactory(QAChainFactory)
+    project = factory.LazyAttribute(lambda p: p.chain_before.project)
+    video = factory.LazyAttribute(lambda p: p.chain_before.clip.video)
+    before_index = factory.LazyAttribute(lambda p: p.chain_before.clip.index)
+    chain_after = factory.LazyAttribute(
+        lambda p: QAChainFactory(clip=ClipFactory(video=p.video, index=p.before_index + 1))
+    )
+
+
+class RelationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Relation
+
+    chain_pair = factory.SubFactory(ChainPairFactory)
+    from_pair = factory.LazyAttribute(lambda r: QAPairFactory(chain=r.chain_pair.chain_before, index=0))
+    to_pair = factory.LazyAttribute(lambda r: QAPairFactory(chain=r.chain_pair.chain_after, index=0))
+    relation_type = "action"
+
+
+class MCQFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = MCQ
+
+    project = factory.SubFactory(ProjectFactory)
+    question = "When the chef lifts the pan, what colour is the sauce?"
+    referring_query = "When the chef lifts the pan"
+    referring_start = 0
+    referring_end = 27
+    question_wo_referring_query = "What colour is the sauce?"
+    options = factory.LazyFunction(lambda: ["red", "green", "brown", "white"])
+    correct_index = 0
+    category = "E2O"
+    level = "L1-Perception"
+    status = ItemStatus.ANNOTATING
+
+    @factory.post_generation
+    def video(self, create, extracted, **kwargs):
+        if create and extracted is not None:
+            MCQVideo.objects.create(mcq=self, video=extracted, order=0)
+
+
+def people_for(project: Project) -> dict:
+    """One user per role, a multi-role admin, and an outsider who belongs to another project."""
+    people = {}
+    for role in (Role.ANNOTATOR, Role.EXAMINER, Role.REVISER, Role.ADMIN):
+        user = UserFactory(username=f"{role}-{project.slug}")
+        MembershipFactory(project=project, user=user, role=role)
+        people[str(role)] = user
+    outsider = UserFactory(username=f"outsider-{project.slug}")
+    MembershipFactory(project=ProjectFactory(), user=outsider, role=Role.ADMIN)
+    people["outsider"] = outsider
+    return people
