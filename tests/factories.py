@@ -9,16 +9,27 @@ from projects.models import Membership, Project, Role
 from videos.models import Clip, Video, VideoStatus
 
 PASSWORD = "pw"
+_HASH: list[str] = []
+
+
+def _hashed_password() -> str:
+    """Hash once per run: password hashing is deliberately slow."""
+    if not _HASH:
+        from django.contrib.auth.hashers import make_password
+
+        _HASH.append(make_password(PASSWORD))
+    return _HASH[0]
 
 
 class UserFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = get_user_model()
         django_get_or_create = ("username",)
+        skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"user{n}")
     email = factory.LazyAttribute(lambda u: f"{u.username}@example.org")
-    password = factory.PostGenerationMethodCall("set_password", PASSWORD)
+    password = factory.LazyFunction(lambda: _hashed_password())
 
 
 class ProjectFactory(factory.django.DjangoModelFactory):
@@ -110,6 +121,7 @@ class RelationFactory(factory.django.DjangoModelFactory):
 class MCQFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = MCQ
+        skip_postgeneration_save = True
 
     project = factory.SubFactory(ProjectFactory)
     question = "When the chef lifts the pan, what colour is the sauce?"

@@ -120,12 +120,12 @@ SQLITE_NAMES = [
 def create(apps, schema_editor):
     statements = POSTGRES if schema_editor.connection.vendor == "postgresql" else SQLITE
     for sql in statements:
-        schema_editor.execute(sql)
+        schema_editor.execute(sql, params=None)
 
 
 def drop(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(DROP_POSTGRES)
+        schema_editor.execute(DROP_POSTGRES, params=None)
     else:
         for name in SQLITE_NAMES:
             schema_editor.execute(f"DROP TRIGGER IF EXISTS {name}")
