@@ -1,7 +1,10 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from config.health import health
+
 urlpatterns = [
+    path("healthz", health, name="healthz"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("api.urls")),
