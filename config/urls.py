@@ -9,5 +9,5 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("api.urls")),
     path("", include("videos.urls")),
-    path("", include("projects.urls")),
+    path("", include("studio.urls")),
 ]

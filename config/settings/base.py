@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "reviewer",
     "releases",
     # Interfaces.
+    "studio",
     "api",
     "demo",
 ]
@@ -117,7 +118,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "projects:list"
+LOGIN_REDIRECT_URL = "studio:project_list"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en"

@@ -1,0 +1,100 @@
+"""Reads for the project home page: what is there and what each person should do next."""
+
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Q
+
+from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
+from jobs.models import BackgroundJob, JobStatus
+from projects.models import Project, Role
+from projects.permissions import roles_of
+from reviewer.models import Assignment, AssignmentStatus
+from videos.models import CurationStatus, Video, VideoStatus
+
+
+@dataclass
+class NextStep:
+    text: str
+    count: int
+    url: str = ""
+
+
+@dataclass
+class ProjectOverview:
+    videos_by_status: dict
+    videos_by_curation: dict
+    items: list  # rows: (label, {status: count}, total)
+    active_jobs: list
+    failed_jobs: list
+    my_assignments: int
+    next_steps: list = field(default_factory=list)
+
+
+def _status_counts(model, project) -> dict:
+    rows = model.objects.filter(project=project).values("status").annotate(n=Count("id"))
+    return {r["status"]: r["n"] for r in rows}
+
+
+def project_overview(*, project: Project, user) -> ProjectOverview:
+    video_counts = Video.objects.filter(project=project).aggregate(
+        total=Count("id"),
+        **{s.value: Count("id", filter=Q(status=s)) for s in VideoStatus},
+        **{f"cur_{s.value}": Count("id", filter=Q(curation_status=s)) for s in CurationStatus},
+    )
+    chains = _status_counts(QAChain, project)
+    pairs = _status_counts(ChainPair, project)
+    mcqs = _status_counts(MCQ, project)
+    items = [
+        ("QA chains", chains, sum(chains.values())),
+        ("Relations (chain pairs)", pairs, sum(pairs.values())),
+        ("MCQs", mcqs, sum(mcqs.values())),
+    ]
+    jobs = BackgroundJob.objects.filter(project=project)
+    overview = ProjectOverview(
+        videos_by_status={s.label: video_counts[s.value] for s in VideoStatus} | {"Total": video_counts["total"]},
+        videos_by_curation={s.label: video_counts[f"cur_{s.value}"] for s in CurationStatus},
+        items=items,
+        active_jobs=list(jobs.filter(status__in=[JobStatus.QUEUED, JobStatus.RUNNING])[:10]),
+        failed_jobs=list(jobs.filter(status=JobStatus.FAILED)[:5]),
+        my_assignments=Assignment.objects.filter(
+            project=project, assignee=user, status=AssignmentStatus.ACTIVE
+        ).count(),
+    )
+    overview.next_steps = _next_steps(project=project, user=user, overview=overview, counts=(chains, pairs, mcqs))
+    return overview
+
+
+def _sum(status: str, *counts: dict) -> int:
+    return sum(c.get(status, 0) for c in counts)
+
+
+def _next_steps(*, project, user, overview: ProjectOverview, counts) -> list[NextStep]:
+    """The few things worth doing now, for the roles this person holds, most urgent first."""
+    roles = roles_of(user, project) if not user.is_superuser else frozenset(Role.values)
+    steps = []
+    if overview.my_assignments:
+        steps.append(NextStep("Continue the items assigned to you", overview.my_assignments))
+    if Role.ADMIN in roles:
+        if overview.videos_by_status["Total"] == 0:
+            steps.append(NextStep("Import the first videos", 0))
+        if overview.failed_jobs:
+            steps.append(NextStep("Look at failed background jobs and retry them", len(overview.failed_jobs)))
+        pending = overview.videos_by_curation.get(CurationStatus.PENDING.label, 0)
+        if pending:
+            steps.append(NextStep("Curate videos that have no decision yet", pending))
+        accepted = _sum(ItemStatus.ACCEPTED, *counts)
+        if accepted:
+            steps.append(NextStep("Accepted items are ready for a release", accepted))
+    if Role.ANNOTATOR in roles:
+        todo = _sum(ItemStatus.DRAFT, *counts) + _sum(ItemStatus.ANNOTATING, *counts)
+        if todo:
+            steps.append(NextStep("Annotate drafted items", todo))
+    if Role.EXAMINER in roles:
+        todo = _sum(ItemStatus.SCORED, *counts) + _sum(ItemStatus.EXAMINING, *counts)
+        if todo:
+            steps.append(NextStep("Examine submitted items", todo))
+    if Role.REVISER in roles:
+        todo = _sum(ItemStatus.FLAGGED, *counts) + _sum(ItemStatus.REVISING, *counts)
+        if todo:
+            steps.append(NextStep("Revise flagged items", todo))
+    return steps

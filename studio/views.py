@@ -1,0 +1,67 @@
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from jobs.models import BackgroundJob
+from jobs.services import JobAlreadyRunning, job_retry
+from projects.permissions import Action, can, get_project_or_404, projects_for, roles_of
+
+from .selectors import project_overview
+
+
+@login_required
+def project_list(request):
+    projects = list(projects_for(request.user).order_by("name"))
+    rows = [(p, sorted(roles_of(request.user, p)) or (["superuser"] if request.user.is_superuser else [])) for p in projects]
+    if len(projects) == 1 and not request.GET.get("all"):
+        # One project is the common case for an annotator: go straight to it.
+        return redirect("studio:project_home", slug=projects[0].slug)
+    return render(request, "studio/project_list.html", {"rows": rows})
+
+
+@login_required
+def project_home(request, slug):
+    project = get_project_or_404(request.user, slug)
+    overview = project_overview(project=project, user=request.user)
+    return render(
+        request,
+        "studio/project_home.html",
+        {
+            "project": project,
+            "overview": overview,
+            "roles": sorted(roles_of(request.user, project)),
+            "is_admin": can(request.user, Action.ADMINISTER, project),
+        },
+    )
+
+
+def _job_for(request, slug, job_id) -> tuple:
+    project = get_project_or_404(request.user, slug)
+    return project, get_object_or_404(BackgroundJob, pk=job_id, project=project)
+
+
+@login_required
+def job_status(request, slug, job_id):
+    """One job's progress; the htmx fragment polls itself until the job ends."""
+    project, job = _job_for(request, slug, job_id)
+    template = "studio/_job.html#job" if request.htmx else "studio/job_detail.html"
+    return render(request, template, {"project": project, "job": job, "is_admin": can(request.user, Action.ADMINISTER, project)})
+
+
+@login_required
+@require_POST
+def job_retry_view(request, slug, job_id):
+    project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+    job = get_object_or_404(BackgroundJob, pk=job_id, project=project)
+    try:
+        new_job = job_retry(job=job, user=request.user)
+    except JobAlreadyRunning as exc:
+        new_job = exc.job
+        messages.info(request, "That job is already running again.")
+    except ValueError as exc:
+        messages.error(request, str(exc))
+        new_job = job
+    if request.htmx:
+        return render(request, "studio/_job.html#job", {"project": project, "job": new_job, "is_admin": True})
+    return redirect("studio:job_status", slug=slug, job_id=new_job.pk)
