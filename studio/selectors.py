@@ -19,11 +19,23 @@ class NextStep:
     url: str = ""
 
 
+# Columns of the stage table: label and the statuses it sums.
+STAGE_COLUMNS = [
+    ("Draft", [ItemStatus.DRAFT]),
+    ("Annotating", [ItemStatus.ANNOTATING]),
+    ("Submitted", [ItemStatus.SUBMITTED, ItemStatus.SCORED]),
+    ("Examining", [ItemStatus.EXAMINING]),
+    ("Flagged", [ItemStatus.FLAGGED]),
+    ("Revising", [ItemStatus.REVISING]),
+    ("Accepted", [ItemStatus.ACCEPTED]),
+]
+
+
 @dataclass
 class ProjectOverview:
     videos_by_status: dict
     videos_by_curation: dict
-    items: list  # rows: (label, {status: count}, total)
+    items: list  # rows: (label, [count per STAGE_COLUMNS], total)
     active_jobs: list
     failed_jobs: list
     my_assignments: int
@@ -45,9 +57,8 @@ def project_overview(*, project: Project, user) -> ProjectOverview:
     pairs = _status_counts(ChainPair, project)
     mcqs = _status_counts(MCQ, project)
     items = [
-        ("QA chains", chains, sum(chains.values())),
-        ("Relations (chain pairs)", pairs, sum(pairs.values())),
-        ("MCQs", mcqs, sum(mcqs.values())),
+        (label, [_sum(None, counts, statuses=cols) for _, cols in STAGE_COLUMNS], sum(counts.values()))
+        for label, counts in (("QA chains", chains), ("Relations (chain pairs)", pairs), ("MCQs", mcqs))
     ]
     jobs = BackgroundJob.objects.filter(project=project)
     overview = ProjectOverview(
@@ -64,8 +75,9 @@ def project_overview(*, project: Project, user) -> ProjectOverview:
     return overview
 
 
-def _sum(status: str, *counts: dict) -> int:
-    return sum(c.get(status, 0) for c in counts)
+def _sum(status: str | None, *counts: dict, statuses: list | None = None) -> int:
+    wanted = statuses if statuses is not None else [status]
+    return sum(c.get(s, 0) for c in counts for s in wanted)
 
 
 def _next_steps(*, project, user, overview: ProjectOverview, counts) -> list[NextStep]:

@@ -7,7 +7,7 @@ from jobs.models import BackgroundJob
 from jobs.services import JobAlreadyRunning, job_retry
 from projects.permissions import Action, can, get_project_or_404, projects_for, roles_of
 
-from .selectors import project_overview
+from .selectors import STAGE_COLUMNS, project_overview
 
 
 @login_required
@@ -30,6 +30,7 @@ def project_home(request, slug):
         {
             "project": project,
             "overview": overview,
+            "stage_labels": [label for label, _ in STAGE_COLUMNS],
             "roles": sorted(roles_of(request.user, project)),
             "is_admin": can(request.user, Action.ADMINISTER, project),
         },
