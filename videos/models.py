@@ -60,6 +60,8 @@ class Video(models.Model):
     has_audio = models.BooleanField(default=False)
     start_time_s = models.FloatField(default=0.0)
     probe = models.JSONField(default=dict, blank=True, help_text="Raw ffprobe output")
+    # Detected scenes [[start, end], ...] before merging and padding; curation and the timeline read it.
+    scenes = models.JSONField(null=True, blank=True)
 
     status = models.CharField(max_length=20, choices=VideoStatus.choices, default=VideoStatus.UPLOADED)
     status_reason = models.TextField(blank=True)
