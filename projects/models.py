@@ -32,6 +32,10 @@ class Project(models.Model):
     max_mean_scene_s = models.FloatField(default=30.0)
     min_height_px = models.PositiveIntegerField(default=0, help_text="LongVideoBench: 720")
     min_complexity = models.PositiveSmallIntegerField(default=3)
+    # Which filter rules apply (codes from videos.curation.RULES); empty means the defaults of the kind.
+    curation_rules = models.JSONField(default=list, blank=True)
+    # Imported external scores that gate curation: {"aesthetic": {"min": 4.5}, "flow": {"max": 30}}.
+    external_score_thresholds = models.JSONField(default=dict, blank=True)
 
     # Scene detection and clips.
     scene_threshold = models.FloatField(default=27.0, help_text="PySceneDetect ContentDetector threshold")

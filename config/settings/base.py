@@ -142,6 +142,8 @@ STORAGES = {
 # `X-Accel-Redirect: <prefix><relative path>` after the permission check.
 MEDIA_ACCEL_REDIRECT_PREFIX = env("MEDIA_ACCEL_REDIRECT_PREFIX", default="")
 FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
+FILE_UPLOAD_HANDLERS = ["videos.upload_handlers.HashingUploadHandler"]
+VIDEO_MAX_BYTES = env.int("VIDEO_MAX_BYTES", default=50 * 1024**3)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024
 
 # --- Celery -------------------------------------------------------------------------------
@@ -153,13 +155,14 @@ if REDIS_URL:
 else:
     # A broker that needs no server: messages are files in a folder both processes share.
     _broker_dir = VAR_DIR / "broker"
-    for sub in ("out", "processed"):
+    for sub in ("out", "processed", "control"):
         (_broker_dir / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "out"),
         "data_folder_out": str(_broker_dir / "out"),
         "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
 # Job state lives in the database (jobs.BackgroundJob), so no result backend is needed.
