@@ -147,6 +147,7 @@ _LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 _TIMING_RE = re.compile(r"\s*(?P<start>\S+?)\s*-->\s*(?P<end>\S+)(?:\s+(?P<settings>.*))?\s*")
 _TIMING_HINT_RE = re.compile(r"\d\s*-->\s*-?\d")
 _INDEX_RE = re.compile(r"\d+")
+_CLOCK_LIKE_RE = re.compile(r"\d+:\d+(?::\d+)?[.,]\d+")
 # <i>, </i>, <font color="red">, <v Speaker>, <c.yellow>, and WebVTT karaoke stamps <00:00:01.000>.
 _TAG_RE = re.compile(r"</?(?:[A-Za-z][^<>]*|\d[\d:.]*)>")
 _ASS_OVERRIDE_RE = re.compile(r"\{\\[^{}]*\}")
@@ -193,6 +194,11 @@ def _is_vtt_meta_block(first_line: str) -> bool:
 def _parse_block(block: list[tuple[int, str]], fmt: str, cues: list[Cue], problems: list[Problem]) -> None:
     timing_at = [k for k, (_, line) in enumerate(block) if "-->" in line]
     if not timing_at:
+        # A cue whose timing line lost its arrow ("->", "- ->") is a bad cue, not stray text.
+        for line_no, line in block:
+            if len(_CLOCK_LIKE_RE.findall(line)) == 2:
+                problems.append(Problem(line_no, f'bad timing line "{_clip(line)}" (expected {TIMING_EXAMPLE})'))
+                return
         problems.append(Problem(block[0][0], f'text outside any cue (no timing line above it): "{_clip(block[0][1])}"'))
         return
     header_start = 0

@@ -128,6 +128,24 @@ def _utf16_guess(data: bytes) -> str | None:
     return None
 
 
+def _mostly_gb2312(text: str) -> bool:
+    """Chinese text is mostly GB2312 characters; Latin-1 text that happens to decode as GB18030
+    ("ß" + "e" is a valid pair) lands in the rarer GBK extension instead."""
+    non_ascii = "".join(c for c in text[:SNIFF_BYTES] if c > "\x7f" and c != "?")
+    if not non_ascii:
+        return True
+    unencodable = non_ascii.encode("gb2312", "replace").count(b"?")
+    return unencodable <= len(non_ascii) / 2
+
+
+def _charset_normalizer_guess(sample: bytes, complete: bool) -> str | None:
+    best = charset_normalizer.from_bytes(sample).best()
+    if best is None:
+        return None
+    encoding = codecs.lookup(best.encoding).name
+    return encoding if _try_decode(sample, encoding, complete) is not None else None
+
+
 def _detect(sample: bytes, *, complete: bool) -> str:
     """The codec name that decodes `sample` (the whole file when `complete`) from its first byte."""
     if not sample:
@@ -143,13 +161,14 @@ def _detect(sample: bytes, *, complete: bool) -> str:
     if utf16 and _try_decode(sample, utf16, complete) is not None:
         return utf16
     # GB18030 is a superset of GBK and GB2312, so one attempt covers all three.
-    if _try_decode(sample, "gb18030", complete) is not None:
+    gb_text = _try_decode(sample, "gb18030", complete)
+    if gb_text is not None and _mostly_gb2312(gb_text):
         return "gb18030"
-    best = charset_normalizer.from_bytes(sample).best()
-    if best is not None:
-        encoding = codecs.lookup(best.encoding).name
-        if _try_decode(sample, encoding, complete) is not None:
-            return encoding
+    detected = _charset_normalizer_guess(sample, complete)
+    if detected:
+        return detected
+    if gb_text is not None:
+        return "gb18030"
     kind = sniff_binary_kind(sample)
     if kind:
         raise TextDecodeError(f"this is {kind}, not a text file")
