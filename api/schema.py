@@ -1,0 +1,47 @@
+"""OpenAPI generation: every operation documents the error responses it can give, in one shape."""
+
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework.permissions import AllowAny
+
+from .errors import ErrorResponseSerializer
+
+_DESCRIPTIONS = {
+    "400": "Invalid input (`validation_error`); `details` maps each field to its messages.",
+    "401": "Not logged in, or the token is missing or invalid (`not_authenticated`, `authentication_failed`).",
+    "403": "Logged in, but not allowed to do this (`permission_denied`).",
+    "404": "No such object, or not one of yours (`not_found`); the two look the same on purpose.",
+    "429": "Too many requests (`throttled`); `details.retry_after_s` says when to try again.",
+    "500": "Unexpected error (`server_error`); no internals are revealed.",
+}
+
+
+class ApiAutoSchema(AutoSchema):
+    """Adds the shared `ErrorResponse` for the failures each operation can actually produce."""
+
+    def _get_response_bodies(self, direction="response"):
+        responses = super()._get_response_bodies(direction)
+        for code in self._error_codes():
+            if code not in responses:
+                responses[code] = self._get_response_for_code(
+                    OpenApiResponse(response=ErrorResponseSerializer, description=_DESCRIPTIONS[code]),
+                    code,
+                    direction=direction,
+                )
+        return responses
+
+    def _error_codes(self) -> list[str]:
+        view = self.view
+        codes = []
+        takes_input = self.method in ("POST", "PUT", "PATCH") or getattr(view, "filterset_class", None)
+        if takes_input:
+            codes.append("400")
+        if any(not isinstance(p, AllowAny) for p in view.get_permissions()):
+            codes += ["401", "403"]
+        # Path parameters name something that may not exist; a page past the end is a 404 too.
+        if "{" in self.path or self._is_list_view() and getattr(view, "pagination_class", None):
+            codes.append("404")
+        if view.get_throttles():
+            codes.append("429")
+        codes.append("500")
+        return codes
