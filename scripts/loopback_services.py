@@ -31,12 +31,20 @@ class Service:
     def stop(self, timeout: float = 15) -> None:
         if self.proc.poll() is not None:
             return
-        self.proc.send_signal(signal.SIGTERM if self.name != "postgres" else signal.SIGINT)
+        # Signal the whole process group: `runuser` (PostgreSQL as root) does not pass signals on.
+        # SIGINT is PostgreSQL's "fast shutdown".
+        self._signal(signal.SIGTERM if self.name != "postgres" else signal.SIGINT)
         try:
             self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            self._signal(signal.SIGKILL)
             self.proc.wait(5)
+
+    def _signal(self, sig: int) -> None:
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass
 
     def log_tail(self, lines: int = 40) -> str:
         try:
