@@ -5,6 +5,7 @@ exists, so that it reads and writes the same database as the test.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,8 @@ def main(argv: list[str]) -> int:
     finally:
         for s in reversed(services):
             s.stop()
+        if not os.environ.get("VIDQA_KEEP_TEST_TMP"):
+            shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":
