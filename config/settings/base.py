@@ -165,6 +165,12 @@ else:
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
+# One cache for every process (throttles, semaphores) when Redis is there; per-process otherwise.
+CACHES = (
+    {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": "vidqa"}}
+    if REDIS_URL
+    else {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+)
 # Job state lives in the database (jobs.BackgroundJob), so no result backend is needed.
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
@@ -177,9 +183,10 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # --- REST framework ---------------------------------------------------------------------------
 REST_FRAMEWORK = {
+    # Token first, so an anonymous API caller gets 401 with a WWW-Authenticate header, not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "api.pagination.StandardPagination",
