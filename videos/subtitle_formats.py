@@ -176,10 +176,7 @@ def _clean_markup(lines: list[str], fmt: str) -> str:
     cleaned = []
     for line in lines:
         line = _TAG_RE.sub("", line)
-        if fmt == SRT:
-            line = _ASS_OVERRIDE_RE.sub("", line)
-        else:
-            line = html.unescape(line)
+        line = _ASS_OVERRIDE_RE.sub("", line) if fmt == SRT else html.unescape(line)
         line = line.strip()
         if line:
             cleaned.append(line)
@@ -216,12 +213,14 @@ def _parse_block(block: list[tuple[int, str]], fmt: str, cues: list[Cue], proble
         if len(header) > 1:
             problems.append(Problem(header[0][0], f'text outside any cue: "{_clip(header[0][1])}"'))
         if header and fmt == SRT and not _INDEX_RE.fullmatch(header[-1][1].strip()):
-            problems.append(Problem(header[-1][0], f'cue number "{_clip(header[-1][1], 20)}" is not a number; cue skipped'))
+            number = _clip(header[-1][1], 20)
+            problems.append(Problem(header[-1][0], f'cue number "{number}" is not a number; cue skipped'))
             continue
 
         match = _TIMING_RE.fullmatch(timing_line)
         if not match:
-            problems.append(Problem(timing_line_no, f'bad timing line "{_clip(timing_line)}" (expected {TIMING_EXAMPLE})'))
+            message = f'bad timing line "{_clip(timing_line)}" (expected {TIMING_EXAMPLE})'
+            problems.append(Problem(timing_line_no, message))
             continue
         try:
             start, end = parse_clock(match["start"]), parse_clock(match["end"])
@@ -251,7 +250,8 @@ def _parse_cue_file(text: str, fmt: str) -> tuple[list[Cue], list[Problem]]:
                 end = first + 1
             first = end
         else:
-            problems.append(Problem(first + 1, 'missing the "WEBVTT" header line; read as WebVTT because of the .vtt file name'))
+            message = 'missing the "WEBVTT" header line; read as WebVTT because of the .vtt file name'
+            problems.append(Problem(first + 1, message))
     for block in _blocks(lines, first):
         if fmt == VTT and _is_vtt_meta_block(block[0][1]):
             continue
@@ -483,9 +483,8 @@ def to_webvtt(cues: Iterable[Cue]) -> str:
     """A WebVTT document for the browser's <track> element."""
     parts = ["WEBVTT\n"]
     for cue in _in_time_order(cues):
-        parts.append(
-            f"{format_timestamp(cue.start, VTT)} --> {format_timestamp(cue.end, VTT)}\n{_vtt_escape(_single_block(cue.text))}\n"
-        )
+        timing = f"{format_timestamp(cue.start, VTT)} --> {format_timestamp(cue.end, VTT)}"
+        parts.append(f"{timing}\n{_vtt_escape(_single_block(cue.text))}\n")
     return "\n".join(parts)
 
 

@@ -23,6 +23,8 @@ from videos.subtitle_formats import (
     to_webvtt,
 )
 
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 8
+
 CUES = [
     Cue(0.0, 1.5, "Hello there"),
     Cue(1.0, 4.25, "Overlapping line\nwith a second line"),
@@ -66,13 +68,16 @@ def test_format_timestamp(seconds, style, expected):
 
 @pytest.mark.parametrize(("seconds", "style"), [(-0.5, "vtt"), (float("nan"), "srt"), (1.0, "ass")])
 def test_format_timestamp_refuses_what_it_cannot_write(seconds, style):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="cannot write a subtitle time|unknown timestamp style"):
         format_timestamp(seconds, style)
 
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("00:00:01,500", 1.5), ("00:00:01.5", 1.5), ("01:02.250", 62.25), ("123:00:00.000", 442_800.0), ("-00:00:02", -2.0)],
+    [
+        ("00:00:01,500", 1.5), ("00:00:01.5", 1.5), ("01:02.250", 62.25), ("123:00:00.000", 442_800.0),
+        ("-00:00:02", -2.0),
+    ],
 )
 def test_parse_clock(text, seconds):
     assert parse_clock(text) == pytest.approx(seconds)
@@ -80,7 +85,7 @@ def test_parse_clock(text, seconds):
 
 @pytest.mark.parametrize("text", ["00:61:00.000", "00:00:75,000", "1.5", "00:0a:01,000", ""])
 def test_parse_clock_refuses_bad_times(text):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="is not a time like|has minutes or seconds of 60 or more"):
         parse_clock(text)
 
 
@@ -312,7 +317,10 @@ def test_lvb_timestamp_shape_with_int_and_null_ends():
         'element 4 has no "text"',
     ]
     with_duration = parse_subtitles(document, None, video_duration_s=60.0)
-    assert with_duration.cues == [Cue(0.0, 5.0, "ints are read as seconds"), Cue(5.5, 60.0, "runs to the end of the video")]
+    assert with_duration.cues == [
+        Cue(0.0, 5.0, "ints are read as seconds"),
+        Cue(5.5, 60.0, "runs to the end of the video"),
+    ]
 
 
 # --- files that are not subtitles at all
@@ -324,7 +332,7 @@ def test_lvb_timestamp_shape_with_int_and_null_ends():
         (b"", "a.srt", "empty file: no subtitle cues"),
         (b"\n  \r\n\t\n", "a.srt", "empty file: no subtitle cues"),
         (random.Random(3).randbytes(4096), "a.srt", "not a subtitle file: not a text file"),
-        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 8, "a.vtt", "not a subtitle file: this is a PNG image"),
+        (PNG, "a.vtt", "not a subtitle file: this is a PNG image"),
         (b'{"subtitles": []}', "a.json", "the JSON is an object, not a list of cues"),
         (b'"just a string"', "a.json", "the JSON is a string, not a list of cues"),
         (b'[{"start": "00:00:01.000", "end": ', "a.json", "not valid JSON: Expecting value at line 1 column 35"),
@@ -333,12 +341,17 @@ def test_lvb_timestamp_shape_with_int_and_null_ends():
         (b"[]", "a.json", "no subtitle cues: the JSON list is empty"),
         (b'[{"foo": 1}, {"bar": 2}]', "a.json",
          "no valid cues: 2 problem(s), the first at line 1: element 1 is not a LongVideoBench cue"),
-        (b"[1, 2, 3]", "a.json", "no valid cues: 3 problem(s), the first at line 1: element 1 is a number, not an object"),
-        (b"1\n00:00:02,000 --> 00:00:01,000\nbackwards\n\n2\nnot a timing line\ntext\n\nx\n00:00:01,000 --> 00:00:02,000\nbad index\n",
+        (b"[1, 2, 3]", "a.json",
+         "no valid cues: 3 problem(s), the first at line 1: element 1 is a number, not an object"),
+        (b"1\n00:00:02,000 --> 00:00:01,000\nbackwards\n\n2\nnot a timing line\ntext\n\n"
+         b"x\n00:00:01,000 --> 00:00:02,000\nbad index\n",
          "broken.srt", "no valid cues: 3 problem(s), the first at line 2: ends (00:00:01.000) before it starts"),
-        (b"Just some notes about the video.\nNothing timed here.\n", "notes.srt", "not a subtitle file: no timing lines like"),
-        (b"Just some notes about the video.\n", "notes.txt", "not a subtitle file: no WEBVTT header, no timing lines"),
-        (b"WEBVTT\n\nNOTE nothing but a note\n", "a.vtt", "no subtitle cues: the WebVTT file has a header but no timing lines"),
+        (b"Just some notes about the video.\nNothing timed here.\n", "notes.srt",
+         "not a subtitle file: no timing lines like"),
+        (b"Just some notes about the video.\n", "notes.txt",
+         "not a subtitle file: no WEBVTT header, no timing lines"),
+        (b"WEBVTT\n\nNOTE nothing but a note\n", "a.vtt",
+         "no subtitle cues: the WebVTT file has a header but no timing lines"),
     ],
     ids=[
         "empty", "whitespace", "binary-garbage", "png", "json-object", "json-string", "json-truncated",

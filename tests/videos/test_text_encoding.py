@@ -71,7 +71,7 @@ def test_a_stray_nul_does_not_make_a_text_file_binary():
     ("data", "message"),
     [
         (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4, "this is a PNG image, not a text file"),
-        (b"\x00\x00\x00\x18ftypisom\x00\x00\x02\x00" + bytes(range(256)) * 4, "this is an MP4/MOV video, not a text file"),
+        (b"\x00\x00\x00\x18ftypisom\x00\x00\x02\x00" + bytes(range(256)) * 4, "an MP4/MOV video, not a text file"),
         (b"%PDF-1.7\n" + bytes(range(256)) * 4, "this is a PDF document, not a text file"),
         (random.Random(7).randbytes(20_000), "not a text file"),
         (codecs.BOM_UTF16_LE + b"\x00\xd8\x41\x00", "UTF-16 byte order mark but is not valid UTF-16 text"),
