@@ -400,7 +400,7 @@ def _parse_lvb_json(text: str, video_duration_s: float | None) -> tuple[list[Cue
 
 def _sniff_format(text: str, extension: str) -> str:
     stripped = text.lstrip()
-    if _is_webvtt_header(stripped.split("\n", 1)[0].rstrip("\r")):
+    if _is_webvtt_header(_LINE_BREAK_RE.split(stripped, 1)[0]):
         return VTT
     if stripped[:1] in ("[", "{"):
         return "json"

@@ -244,6 +244,14 @@ def test_webvtt_header_blocks_settings_and_markup():
     assert report.cues == [Cue(1.0, 2.0, "Hi & welcome back"), Cue(3.0, 4.0, "第二行 <3")]
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+def test_every_line_ending(newline):
+    for document, fmt in [(to_webvtt(CUES), VTT), (to_srt(CUES), SRT)]:
+        report = parse_subtitles(document.replace("\n", newline).encode(), None)
+        assert (report.format, report.problems) == (fmt, [])
+        _same_cues(report.cues, CUES)
+
+
 def test_webvtt_without_a_blank_line_after_the_header():
     report = parse_subtitles(b"WEBVTT\n00:00.000 --> 00:01.000\nstraight in\n", "x.vtt")
     assert report.cues == [Cue(0.0, 1.0, "straight in")]
