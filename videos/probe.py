@@ -235,7 +235,7 @@ def probe_file(path: str | Path) -> ProbeResult:
         if _mp4_is_cut_short(boxes, size):
             raise _truncated_mp4_error()
         raise ProbeError(
-            "The file contains no video or audio streams (an empty or unfinished recording).",
+            "The file contains no video or audio streams: it is empty, unfinished or its header is damaged.",
             problem=ProbeProblem.NO_STREAMS,
         )
 
@@ -298,9 +298,12 @@ def probe_file(path: str | Path) -> ProbeResult:
         raise _truncated_mp4_error()
 
     video_end_s = start_time_s + (_stream_duration(video) or duration_s)
-    _check_decodes(path, video, video_codec=video_codec, video_end_s=video_end_s, fps=fps)
+    packet_times = _video_packet_times(path, video)
+    _check_decodes(
+        path, video, video_codec=video_codec, video_end_s=video_end_s, fps=fps, has_packets=bool(packet_times)
+    )
 
-    sample_irregular = _packet_timestamps_irregular(path, video)
+    sample_irregular = _timestamps_irregular(packet_times)
     rates_differ = bool(avg_rate and real_rate and abs(avg_rate - real_rate) > VFR_RATE_TOLERANCE * real_rate)
 
     audio = audio_streams[0] if audio_streams else None
@@ -364,7 +367,9 @@ def _run_ffprobe_json(path: Path, args: list[str]) -> tuple[dict[str, Any], str]
     return info, stderr
 
 
-def _check_decodes(path: Path, video: dict, *, video_codec: str, video_end_s: float, fps: float) -> None:
+def _check_decodes(
+    path: Path, video: dict, *, video_codec: str, video_end_s: float, fps: float, has_packets: bool
+) -> None:
     """Decode the first frames and the last second: catches garbage streams and files cut short."""
     tail_start = max(0.0, video_end_s - TAIL_CHECK_S)
     info, stderr = _run_ffprobe_json(
@@ -377,6 +382,8 @@ def _check_decodes(path: Path, video: dict, *, video_codec: str, video_end_s: fl
     )
     times = [t for t in (_frame_time(frame) for frame in info.get("frames", [])) if t is not None]
     lowered = stderr.lower()
+    if not times and not has_packets:
+        raise ProbeError("The video stream has no frames: it holds no picture data.", problem=ProbeProblem.NO_FRAMES)
     if not times:
         detail = _last_line(stderr)
         raise ProbeError(
@@ -399,8 +406,8 @@ def _check_decodes(path: Path, video: dict, *, video_codec: str, video_end_s: fl
         )
 
 
-def _packet_timestamps_irregular(path: Path, video: dict) -> bool:
-    """Whether frame durations in the first seconds vary (demux only, so this is cheap)."""
+def _video_packet_times(path: Path, video: dict) -> list[float]:
+    """Sorted timestamps of the video packets in the first seconds (demux only, so this is cheap)."""
     info, _ = _run_ffprobe_json(
         path,
         [
@@ -409,7 +416,11 @@ def _packet_timestamps_irregular(path: Path, video: dict) -> bool:
             "-show_entries", "packet=pts_time",
         ],
     )
-    stamps = sorted(t for t in (_float_or_none(p.get("pts_time")) for p in info.get("packets", [])) if t is not None)
+    return sorted(t for t in (_float_or_none(p.get("pts_time")) for p in info.get("packets", [])) if t is not None)
+
+
+def _timestamps_irregular(stamps: list[float]) -> bool:
+    """Whether frame durations vary by more than timestamp rounding explains."""
     deltas = [b - a for a, b in zip(stamps, stamps[1:], strict=False) if b > a]
     # The last packets of a sample may be cut off by the interval; too few deltas prove nothing.
     if len(deltas) < 8:
