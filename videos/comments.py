@@ -7,7 +7,7 @@ from django.db import connection, transaction
 from django.db.models import Count, FloatField
 from django.db.models.functions import Cast, Floor
 
-from .comment_formats import COPY_COLUMNS, CommentRow, RowProblem, iter_comments, write_copy_rows
+from .comment_formats import CommentRow, RowProblem, copy_sql, iter_comments, write_copy_rows
 from .models import Comment, Video
 
 BATCH_ROWS = 50_000
@@ -58,9 +58,8 @@ def _write(video: Video, rows: list[CommentRow], use_copy: bool) -> int:
         buf = io.StringIO()
         write_copy_rows(rows, buf, video_id=video.pk)
         buf.seek(0)
-        columns = ", ".join(f'"{c}"' for c in COPY_COLUMNS)
         with connection.cursor() as cursor:
-            cursor.cursor.copy_expert(f"COPY {Comment._meta.db_table} ({columns}) FROM STDIN", buf)
+            cursor.cursor.copy_expert(copy_sql(Comment._meta.db_table), buf)
         return len(rows)
     Comment.objects.bulk_create(
         [Comment(video=video, time_s=r.time_s, text=r.text, user=r.user, metadata=r.metadata) for r in rows],

@@ -1,0 +1,37 @@
+"""Celery tasks: each takes a job id, marks the job running and calls one service."""
+
+from celery import shared_task
+from django.core.files.storage import default_storage
+
+from jobs.services import job_progress, job_running
+
+from .models import Video
+
+
+@shared_task(name="videos.process", acks_late=True)  # idempotent: safe to run twice
+def process(job_id: int) -> None:
+    from .ingest import video_process
+
+    with job_running(job_id) as job:
+        if job is not None:
+            video_process(video_id=job.target_id, job=job)
+
+
+@shared_task(name="videos.import_comments", acks_late=True)  # replaces the video's comments: idempotent
+def import_comments(job_id: int) -> None:
+    from .comments import comments_import
+
+    with job_running(job_id) as job:
+        if job is None:
+            return
+        video = Video.objects.get(pk=job.target_id)
+        staged = job.params["staged"]
+        with default_storage.open(staged, "rb") as fh:
+            job_progress(job, done=0, total=job.params.get("size", 0) or 0, message="Importing comments")
+            outcome = comments_import(
+                video=video, source=fh, filename=job.params["filename"],
+                progress=lambda n: job_progress(job, done=fh.tell() if hasattr(fh, "tell") else n, message=f"{n:,} comments imported"),
+            )
+        default_storage.delete(staged)
+        job.result = {"imported": outcome.imported, "skipped": outcome.skipped, "problems": [str(p) for p in outcome.problems]}
+        job.message = f"{outcome.imported:,} comments imported" + (f", {outcome.skipped:,} rows skipped" if outcome.skipped else "")

@@ -1,0 +1,262 @@
+"""Browser screens for importing and curating a project's videos."""
+
+import csv
+import io
+from pathlib import Path
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.files.storage import default_storage
+from django.core.paginator import Paginator
+from django.db.models import Count, Prefetch, Q
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from jobs.models import BackgroundJob
+from jobs.services import JobAlreadyRunning, job_create
+from projects.permissions import Action, can, get_project_or_404
+
+from .curation import RULES, external_scores_import, video_curation_override
+from .ingest import DuplicateVideo, ImportRefused, video_import, video_process_start
+from .models import CurationDecision, CurationStatus, Video, VideoStatus
+
+SUBTITLE_MAX_BYTES = 20 * 1024 * 1024
+PAGE_SIZE = 50
+
+
+def _video_rows(project, params):
+    videos = Video.objects.filter(project=project)
+    if params.get("status") in VideoStatus.values:
+        videos = videos.filter(status=params["status"])
+    if params.get("curation") in CurationStatus.values:
+        videos = videos.filter(curation_status=params["curation"])
+    if params.get("failed_rule"):
+        videos = videos.filter(curation_decisions__rule=params["failed_rule"], curation_decisions__passed=False)
+    if params.get("q"):
+        q = params["q"].strip()
+        videos = videos.filter(Q(name__icontains=q) | Q(original_filename__icontains=q) | Q(status_reason__icontains=q))
+    return (
+        videos.annotate(clip_count=Count("clips", distinct=True))
+        .prefetch_related(
+            Prefetch("curation_decisions", queryset=CurationDecision.objects.filter(passed=False).order_by("rule"), to_attr="failed_decisions")
+        )
+        .order_by("name", "pk")
+    )
+
+
+def _active_jobs_by_video(project, videos) -> dict[int, BackgroundJob]:
+    jobs = BackgroundJob.objects.filter(
+        project=project, target_type="videos.video", target_id__in=[v.pk for v in videos]
+    ).order_by("target_id", "-created_at")
+    latest = {}
+    for job in jobs:
+        latest.setdefault(job.target_id, job)
+    return latest
+
+
+@login_required
+def video_list(request, slug):
+    project = get_project_or_404(request.user, slug)
+    page = Paginator(_video_rows(project, request.GET), PAGE_SIZE).get_page(request.GET.get("page"))
+    jobs = _active_jobs_by_video(project, page.object_list)
+    rows = [(video, jobs.get(video.pk)) for video in page.object_list]
+    context = {
+        "project": project,
+        "page": page,
+        "rows": rows,
+        "is_admin": can(request.user, Action.ADMINISTER, project),
+        "statuses": VideoStatus.choices,
+        "curation_statuses": CurationStatus.choices,
+        "rules": [(code, label) for code, (label, _) in RULES.items()],
+        "filters": {k: request.GET.get(k, "") for k in ("status", "curation", "failed_rule", "q")},
+    }
+    template = "videos/video_list.html#rows" if request.htmx and request.GET.get("partial") == "rows" else "videos/video_list.html"
+    return render(request, template, context)
+
+
+@login_required
+@require_POST
+def video_upload(request, slug):
+    """One file per request, so the browser shows progress and an outcome per file."""
+    project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+    upload = request.FILES.get("file")
+    if upload is None:
+        return JsonResponse({"ok": False, "error": "No file was received."}, status=400)
+    path = getattr(upload, "temporary_file_path", None)
+    try:
+        if path is not None:
+            video = video_import(
+                project=project, source=Path(upload.temporary_file_path()), filename=upload.name,
+                user=request.user, sha256=getattr(upload, "sha256", None),
+            )
+        else:  # small files stay in memory: give ffprobe a real file
+            import tempfile
+
+            with tempfile.NamedTemporaryFile(suffix=Path(upload.name).suffix) as tmp:
+                for chunk in upload.chunks():
+                    tmp.write(chunk)
+                tmp.flush()
+                video = video_import(project=project, source=Path(tmp.name), filename=upload.name, user=request.user)
+    except DuplicateVideo as exc:
+        return JsonResponse(
+            {"ok": False, "error": str(exc), "existing": reverse("videos:player", args=[slug, exc.existing.pk])}, status=409
+        )
+    except ImportRefused as exc:
+        return JsonResponse({"ok": False, "error": str(exc)}, status=422)
+    job = BackgroundJob.objects.filter(target_type="videos.video", target_id=video.pk).order_by("-created_at").first()
+    return JsonResponse(
+        {
+            "ok": True,
+            "video": {"id": video.pk, "name": video.name, "url": reverse("videos:player", args=[slug, video.pk])},
+            "job": {"id": job.pk, "url": reverse("studio:job_status", args=[slug, job.pk])} if job else None,
+            "message": f"{video.name}: {video.duration_s:.1f} s, {video.width}×{video.height}; processing started.",
+        },
+        status=201,
+    )
+
+
+def _video_for(request, slug, video_id, action):
+    project = get_project_or_404(request.user, slug, action)
+    return project, get_object_or_404(Video, pk=video_id, project=project)
+
+
+def _back(request, slug, video):
+    return redirect(request.POST.get("next") or reverse("videos:list", args=[slug]))
+
+
+@login_required
+@require_POST
+def video_reprocess(request, slug, video_id):
+    project, video = _video_for(request, slug, video_id, Action.ADMINISTER)
+    try:
+        video_process_start(video=video, user=request.user)
+        messages.success(request, f"Processing {video.name} again.")
+    except JobAlreadyRunning:
+        messages.info(request, f"{video.name} is already being processed.")
+    return _back(request, slug, video)
+
+
+@login_required
+@require_POST
+def video_curation(request, slug, video_id):
+    project, video = _video_for(request, slug, video_id, Action.ADMINISTER)
+    status = request.POST.get("status", "")
+    try:
+        video_curation_override(video=video, user=request.user, status=status, note=request.POST.get("note", ""))
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    else:
+        verb = {"kept": "kept", "rejected": "rejected", "pending": "returned to the rules"}.get(status, status)
+        messages.success(request, f"{video.name} {verb}.")
+    return _back(request, slug, video)
+
+
+@login_required
+@require_POST
+def video_subtitles_upload(request, slug, video_id):
+    from .subtitle_formats import SubtitleFormatError
+    from .subtitles import subtitles_import
+
+    project, video = _video_for(request, slug, video_id, Action.ADMINISTER)
+    upload = request.FILES.get("file")
+    if upload is None:
+        messages.error(request, "Choose a subtitle file first.")
+    elif upload.size > SUBTITLE_MAX_BYTES:
+        messages.error(request, f"{upload.name} is larger than {SUBTITLE_MAX_BYTES // 1024 // 1024} MB; is it really subtitles?")
+    else:
+        try:
+            result = subtitles_import(video=video, data=upload.read(), filename=upload.name, language=request.POST.get("language", ""))
+        except SubtitleFormatError as exc:
+            details = "; ".join(str(p) for p in exc.problems[:5])
+            messages.error(request, f"{upload.name}: {exc}" + (f" ({details})" if details else ""))
+        else:
+            text = f"{upload.name}: {result.count} cues imported ({result.format}, {result.encoding})."
+            if result.problems:
+                shown = "; ".join(str(p) for p in result.problems[:10])
+                more = f" and {len(result.problems) - 10} more" if len(result.problems) > 10 else ""
+                messages.warning(request, f"{text} Skipped {len(result.problems)} malformed cues: {shown}{more}.")
+            else:
+                messages.success(request, text)
+    return _back(request, slug, video)
+
+
+@login_required
+@require_POST
+def video_comments_upload(request, slug, video_id):
+    """Stage the file in storage and import it in the background (millions of rows)."""
+    from .comment_formats import CommentFormatError, iter_comments
+
+    project, video = _video_for(request, slug, video_id, Action.ADMINISTER)
+    upload = request.FILES.get("file")
+    if upload is None:
+        messages.error(request, "Choose a comments file first.")
+        return _back(request, slug, video)
+    try:
+        iter_comments(upload.open("rb"), upload.name)  # refuse a wrong file now, not in the worker
+    except CommentFormatError as exc:
+        messages.error(request, f"{upload.name}: {exc}")
+        return _back(request, slug, video)
+    upload.seek(0)
+    staged = default_storage.save(f"projects/{project.pk}/imports/comments/{video.pk}/{Path(upload.name).name}", upload)
+    try:
+        job = job_create(
+            project=project, kind="videos.import_comments", target=video, user=request.user,
+            params={"staged": staged, "filename": upload.name, "size": upload.size},
+        )
+    except JobAlreadyRunning:
+        default_storage.delete(staged)
+        messages.info(request, "Comments for this video are already being imported.")
+        return _back(request, slug, video)
+    messages.success(request, f"Importing comments from {upload.name} (job {job.pk}).")
+    return _back(request, slug, video)
+
+
+@login_required
+@require_POST
+def external_scores_upload(request, slug):
+    """CSV with columns video (name), then one column per score, or video,name,value rows."""
+    project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+    upload = request.FILES.get("file")
+    if upload is None:
+        messages.error(request, "Choose a CSV file of scores first.")
+        return redirect("videos:list", slug=slug)
+    try:
+        rows = list(_score_rows(upload.read()))
+    except ValueError as exc:
+        messages.error(request, f"{upload.name}: {exc}")
+        return redirect("videos:list", slug=slug)
+    outcome = external_scores_import(project=project, rows=rows)
+    text = f"{outcome['imported']} scores imported for {outcome['videos']} videos."
+    if outcome["unknown_videos"]:
+        text += f" Unknown videos skipped: {', '.join(outcome['unknown_videos'][:10])}."
+    messages.success(request, text)
+    return redirect("videos:list", slug=slug)
+
+
+def _score_rows(data: bytes):
+    from .text_encoding import TextDecodeError, decode_bytes
+
+    try:
+        text, _ = decode_bytes(data)
+    except TextDecodeError as exc:
+        raise ValueError(f"not a text file ({exc})") from exc
+    reader = csv.reader(io.StringIO(text))
+    header = [h.strip().lower() for h in next(reader, [])]
+    if not header or header[0] not in ("video", "video_name", "name", "video_id"):
+        raise ValueError("the first column must be named video (the video's name)")
+    long_form = header[1:3] == ["name", "value"] or header[1:3] == ["score", "value"]
+    for line, row in enumerate(reader, start=2):
+        if not row or not row[0].strip():
+            continue
+        try:
+            if long_form:
+                yield row[0].strip(), row[1].strip(), float(row[2])
+            else:
+                for name, value in zip(header[1:], row[1:], strict=False):
+                    if value.strip():
+                        yield row[0].strip(), name, float(value)
+        except (ValueError, IndexError) as exc:
+            raise ValueError(f"line {line}: {exc}") from exc
+
