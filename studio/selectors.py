@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Q
+from django.urls import reverse
 
 from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
 from jobs.models import BackgroundJob, JobStatus
@@ -83,17 +84,21 @@ def _sum(status: str | None, *counts: dict, statuses: list | None = None) -> int
 def _next_steps(*, project, user, overview: ProjectOverview, counts) -> list[NextStep]:
     """The few things worth doing now, for the roles this person holds, most urgent first."""
     roles = roles_of(user, project) if not user.is_superuser else frozenset(Role.values)
+    videos = reverse("videos:list", args=[project.slug])
     steps = []
     if overview.my_assignments:
         steps.append(NextStep("Continue the items assigned to you", overview.my_assignments))
     if Role.ADMIN in roles:
         if overview.videos_by_status["Total"] == 0:
-            steps.append(NextStep("Import the first videos", 0))
+            steps.append(NextStep("Import the first videos", 0, videos))
+        failed = overview.videos_by_status.get(VideoStatus.FAILED.label, 0)
+        if failed:
+            steps.append(NextStep("Videos failed to process: read the reason and retry", failed, f"{videos}?status=failed"))
         if overview.failed_jobs:
             steps.append(NextStep("Look at failed background jobs and retry them", len(overview.failed_jobs)))
         pending = overview.videos_by_curation.get(CurationStatus.PENDING.label, 0)
         if pending:
-            steps.append(NextStep("Curate videos that have no decision yet", pending))
+            steps.append(NextStep("Curate videos that have no decision yet", pending, f"{videos}?curation=pending"))
         accepted = _sum(ItemStatus.ACCEPTED, *counts)
         if accepted:
             steps.append(NextStep("Accepted items are ready for a release", accepted))
