@@ -12,7 +12,10 @@ class PromptTemplateAdmin(admin.ModelAdmin):
 
 @admin.register(LLMCall)
 class LLMCallAdmin(admin.ModelAdmin):
-    list_display = ["id", "step", "model", "outcome", "attempts", "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms", "created_at"]
+    list_display = [
+        "id", "step", "model", "outcome", "attempts", "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms",
+        "created_at",
+    ]
     list_filter = ["outcome", "step", "model", "project"]
     search_fields = ["step", "model", "error", "raw_response"]
     readonly_fields = [f.name for f in LLMCall._meta.fields]
