@@ -35,3 +35,23 @@ def import_comments(job_id: int) -> None:
         default_storage.delete(staged)
         job.result = {"imported": outcome.imported, "skipped": outcome.skipped, "problems": [str(p) for p in outcome.problems]}
         job.message = f"{outcome.imported:,} comments imported" + (f", {outcome.skipped:,} rows skipped" if outcome.skipped else "")
+
+
+@shared_task(name="videos.import_manifest")  # not acks_late: a re-run would only report duplicates
+def import_manifest(job_id: int) -> None:
+    from .manifest import import_rows, rows_from_json
+
+    with job_running(job_id) as job:
+        if job is None:
+            return
+        rows = list(rows_from_json(job.params["rows"]))
+        failures = []
+
+        def progress(done, total, outcome):
+            if not outcome.ok:
+                failures.append({"line": outcome.line, "location": outcome.location, "error": outcome.message})
+            job_progress(job, done=done, total=total, message=f"{done}/{total}: {outcome.message}"[:500])
+
+        result = import_rows(project=job.project, rows=rows, user=job.created_by, progress=progress)
+        job.result = {"imported": result.imported, "refused": result.refused, "failures": failures}
+        job.message = f"{result.imported} imported, {result.refused} refused"

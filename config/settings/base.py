@@ -144,6 +144,8 @@ MEDIA_ACCEL_REDIRECT_PREFIX = env("MEDIA_ACCEL_REDIRECT_PREFIX", default="")
 FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
 FILE_UPLOAD_HANDLERS = ["videos.upload_handlers.HashingUploadHandler"]
 VIDEO_MAX_BYTES = env.int("VIDEO_MAX_BYTES", default=50 * 1024**3)
+# Server folders that manifests submitted through the browser or API may read from.
+VIDEO_IMPORT_ROOTS = env.list("VIDEO_IMPORT_ROOTS", default=[str(VAR_DIR / "imports")])
 DATA_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024
 
 # --- Celery -------------------------------------------------------------------------------
