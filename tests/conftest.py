@@ -7,6 +7,8 @@ import pytest
 
 from tests import factories
 
+pytest_plugins = ["tests.fakes.fixtures"]
+
 # Playwright's sync API runs an event loop in the test thread; the ORM calls beside it are still
 # synchronous, so Django's async-safety guard would be a false alarm here.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

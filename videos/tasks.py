@@ -55,3 +55,32 @@ def import_manifest(job_id: int) -> None:
         result = import_rows(project=job.project, rows=rows, user=job.created_by, progress=progress)
         job.result = {"imported": result.imported, "refused": result.refused, "failures": failures}
         job.message = f"{result.imported} imported, {result.refused} refused"
+
+
+@shared_task(name="videos.transcribe", acks_late=True)  # replaces the ASR cues: idempotent
+def transcribe(job_id: int) -> None:
+    from .transcription import video_transcribe
+
+    with job_running(job_id) as job:
+        if job is None:
+            return
+        video = Video.objects.select_related("project").get(pk=job.target_id)
+        job_progress(job, done=0, total=100, message="Transcribing speech")
+        count = video_transcribe(
+            video=video, language=job.params.get("language"), progress=lambda f: job_progress(job, done=int(100 * f))
+        )
+        job.result = {"cues": count}
+        job.message = f"{count} transcript lines"
+
+
+@shared_task(name="videos.complexity", acks_late=True)
+def complexity(job_id: int) -> None:
+    from .complexity import video_score_complexity
+
+    with job_running(job_id) as job:
+        if job is None:
+            return
+        video = Video.objects.select_related("project").get(pk=job.target_id)
+        score = video_score_complexity(video=video)
+        job.result = {"score": score}
+        job.message = f"Complexity {score}/10"

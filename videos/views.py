@@ -9,7 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch, Q
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -136,6 +136,55 @@ def video_reprocess(request, slug, video_id):
     except JobAlreadyRunning:
         messages.info(request, f"{video.name} is already being processed.")
     return _back(request, slug, video)
+
+
+# Model steps an admin starts by hand (they cost money): step → (task, label).
+MODEL_STEPS = {
+    "transcribe": ("videos.transcribe", "Transcribing speech"),
+    "complexity": ("videos.complexity", "Scoring complexity"),
+}
+
+
+@login_required
+@require_POST
+def video_run_step(request, slug, video_id, step):
+    project, video = _video_for(request, slug, video_id, Action.ADMINISTER)
+    if step not in MODEL_STEPS:
+        raise Http404("No such step.")
+    task, label = MODEL_STEPS[step]
+    if step == "transcribe" and not video.has_audio:
+        messages.error(request, f"{video.name} has no audio track to transcribe.")
+        return _back(request, slug, video)
+    try:
+        job_create(project=project, kind=task, target=video, user=request.user)
+        messages.success(request, f"{label} for {video.name}.")
+    except JobAlreadyRunning:
+        messages.info(request, f"{label} for {video.name} is already under way.")
+    return _back(request, slug, video)
+
+
+@login_required
+@require_POST
+def videos_run_step(request, slug, step):
+    """The step for every ready video that lacks its result (no cues / no score) among the filtered ones."""
+    project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+    if step not in MODEL_STEPS:
+        raise Http404("No such step.")
+    task, label = MODEL_STEPS[step]
+    videos = _video_rows(project, request.POST).filter(status=VideoStatus.READY)
+    if step == "transcribe":
+        videos = videos.filter(has_audio=True).exclude(cues__isnull=False)
+    else:
+        videos = videos.filter(complexity_score__isnull=True)
+    started = skipped = 0
+    for video in videos:
+        try:
+            job_create(project=project, kind=task, target=video, user=request.user)
+            started += 1
+        except JobAlreadyRunning:
+            skipped += 1
+    messages.success(request, f"{label}: {started} jobs started" + (f", {skipped} already under way." if skipped else "."))
+    return redirect("videos:list", slug=slug)
 
 
 @login_required
