@@ -145,6 +145,16 @@ def _openai_client(endpoint: str) -> openai.OpenAI:
         return client
 
 
+def forget_endpoints() -> None:
+    """Drop pooled SDK clients and what endpoints were found not to support (after a config change, in tests)."""
+    with _clients_lock:
+        for client in _clients.values():
+            client.close()
+        _clients.clear()
+    _format_floor.clear()
+    _transcribe_format.clear()
+
+
 # --- One exchange: requests, retries, bookkeeping -------------------------------------------
 
 
@@ -201,6 +211,11 @@ class _Exchange:
             except openai.RateLimitError as exc:
                 outcome, message = CallOutcome.RATE_LIMITED, _status_message(exc)
                 self.raw_response = _body_text(exc)
+                if _error_code(exc) == "insufficient_quota":
+                    # A 429 that waiting does not cure: the account is out of credit.
+                    entry.update(status=429, error=message, ms=_ms_since(started))
+                    self.attempt_log.append(entry)
+                    raise _Failure(f"the account at {self.endpoint} is out of quota ({message})", outcome) from exc
                 retry_after = _retry_after_s(exc)
                 cap = float(_setting("LLM_RETRY_AFTER_MAX_S", 120.0))
                 if retry_after is not None and retry_after > cap:
@@ -228,6 +243,11 @@ class _Exchange:
                 outcome, message = CallOutcome.ERROR, _status_message(exc)
                 entry["status"] = exc.status_code
                 pause = _backoff_s(n)
+            except openai.OpenAIError as exc:
+                # Not an HTTP failure (e.g. an answer the SDK could not read): retrying will not help.
+                entry.update(error=str(exc), ms=_ms_since(started))
+                self.attempt_log.append(entry)
+                raise _Failure(f"the model client failed: {exc}", CallOutcome.ERROR) from exc
             entry.update(error=message, ms=_ms_since(started))
             if n == max_attempts:
                 self.attempt_log.append(entry)
@@ -272,6 +292,12 @@ def _status_message(exc: openai.APIStatusError) -> str:
         if isinstance(inner, dict) and inner.get("message"):
             return f"HTTP {exc.status_code}: {inner['message']}"
     return f"HTTP {exc.status_code}: {exc.message}"
+
+
+def _error_code(exc: openai.APIStatusError) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    inner = body.get("error", body)
+    return str(inner.get("code") or inner.get("type") or "") if isinstance(inner, dict) else ""
 
 
 def _body_text(exc: openai.APIStatusError) -> str:
@@ -324,6 +350,12 @@ def chat_json(
     except _Failure as failure:
         call = _save_call(record, exchange, started, outcome=failure.outcome, error=failure.message)
         raise LLMError(f"{step}: {failure.message}", call=call) from None
+    except Exception as exc:
+        # Whatever broke (Redis gone mid-call, an SDK surprise), the call is still on record.
+        log.exception("unexpected failure in an LLM call")
+        message = f"unexpected {type(exc).__name__}: {exc}"
+        call = _save_call(record, exchange, started, outcome=CallOutcome.ERROR, error=message)
+        raise LLMError(f"{step}: {message}", call=call) from exc
     call = _save_call(
         record, exchange, started, outcome=CallOutcome.REPAIRED if repaired else CallOutcome.OK, parsed=parsed
     )
@@ -599,6 +631,12 @@ def transcribe(
     except _Failure as failure:
         call = _save_call(record, exchange, started, outcome=failure.outcome, error=failure.message)
         raise LLMError(f"transcribe: {failure.message}", call=call) from None
+    except Exception as exc:
+        # Whatever broke (Redis gone mid-call, an SDK surprise), the call is still on record.
+        log.exception("unexpected failure in an LLM call")
+        message = f"unexpected {type(exc).__name__}: {exc}"
+        call = _save_call(record, exchange, started, outcome=CallOutcome.ERROR, error=message)
+        raise LLMError(f"transcribe: {message}", call=call) from exc
     parsed = {"language": detected or language or "", "text": text, "segments": [list(s) for s in segments]}
     call = _save_call(record, exchange, started, outcome=CallOutcome.OK, parsed=parsed, audio_seconds=audio_seconds)
     return segments, call

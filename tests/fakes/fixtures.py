@@ -13,6 +13,10 @@ FAKE_API_KEY = "sk-fake-test-key"
 
 
 def _point_settings_at(settings, server: FakeOpenAIServer) -> None:
+    from llm.client import forget_endpoints
+
+    # A new server may reuse an old one's port: nothing learnt about the old one may carry over.
+    forget_endpoints()
     settings.OPENAI_BASE_URL = server.base_url
     settings.OPENAI_API_KEY = FAKE_API_KEY
     # Retries happen at full speed in tests; the retry logic itself is what is under test.

@@ -64,6 +64,7 @@ class Reply:
     http_status: int = 200
     message: str = ""
     retry_after: float | None = None
+    error_code: str | None = None
     delay_s: float = 0.0
     usage: dict | None = None
     segments: tuple | None = None
@@ -89,9 +90,15 @@ class Reply:
         return cls("chat", content=full[:cut], finish_reason="length", usage=usage)
 
     @classmethod
-    def status(cls, code: int, *, message: str | None = None, retry_after: float | None = None) -> Reply:
-        """An HTTP error in OpenAI's error shape; `retry_after` sets the Retry-After headers."""
-        return cls("status", http_status=code, message=message or _default_error_message(code), retry_after=retry_after)
+    def status(
+        cls, code: int, *, message: str | None = None, retry_after: float | None = None, error_code: str | None = None,
+    ) -> Reply:
+        """An HTTP error in OpenAI's error shape; `retry_after` sets the Retry-After headers.
+
+        `error_code` fills error.code and error.type, e.g. "insufficient_quota" for a 429 that waiting won't cure.
+        """
+        message = message or _default_error_message(code)
+        return cls("status", http_status=code, message=message, retry_after=retry_after, error_code=error_code)
 
     @classmethod
     def delay(cls, seconds: float, then: Reply | None = None) -> Reply:
@@ -632,7 +639,7 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.retry_after is not None:
                 headers["Retry-After"] = str(int(math.ceil(reply.retry_after)))
                 headers["retry-after-ms"] = str(int(reply.retry_after * 1000))
-            self._error(request, reply.http_status, reply.message, headers)
+            self._error(request, reply.http_status, reply.message, headers, code=reply.error_code)
             return
         if request.endpoint == "transcription":
             self._transcription(request, reply)
@@ -744,9 +751,9 @@ class _Handler(BaseHTTPRequestHandler):
     # Writing answers.
     def _error(
         self, request: RecordedRequest | None, status: int, message: str, headers: dict | None = None,
-        param: str | None = None,
+        param: str | None = None, code: str | None = None,
     ) -> None:
-        body = {"error": {"message": message, "type": _error_type(status), "param": param, "code": None}}
+        body = {"error": {"message": message, "type": code or _error_type(status), "param": param, "code": code}}
         self._json(request, status, body, headers)
 
     def _json(self, request: RecordedRequest | None, status: int, body: Any, headers: dict | None = None) -> None:

@@ -170,6 +170,29 @@ def test_retry_after_longer_than_the_cap_gives_up_at_once(db, project, llm_setti
     assert pauses == []
 
 
+def test_out_of_quota_is_not_retried(db, project, llm_settings, fake_openai, pauses):
+    fake_openai.always(None, Reply.status(429, message="You exceeded your quota.", error_code="insufficient_quota"))
+
+    with pytest.raises(LLMError, match="out of quota") as caught:
+        complexity(project)
+
+    assert (caught.value.call.outcome, caught.value.call.attempts) == (CallOutcome.RATE_LIMITED, 1)
+    assert pauses == []
+
+
+def test_unexpected_failure_is_still_recorded(db, project, llm_settings, fake_openai, monkeypatch):
+    def broken_slot(*args, **kwargs):
+        raise RuntimeError("redis went away")
+
+    monkeypatch.setattr(llm_client, "endpoint_slot", broken_slot)
+
+    with pytest.raises(LLMError, match="unexpected RuntimeError: redis went away") as caught:
+        complexity(project)
+
+    assert caught.value.call == LLMCall.objects.get(outcome=CallOutcome.ERROR)
+    assert isinstance(caught.value.__cause__, RuntimeError)
+
+
 def test_rate_limited_until_giving_up(db, project, llm_settings, fake_openai, pauses):
     fake_openai.always(None, Reply.status(429))
 
