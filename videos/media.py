@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.utils.cache import get_conditional_response
 from django.utils.http import content_disposition_header, http_date, parse_http_date_safe
 from django.views.decorators.http import require_safe
@@ -271,6 +271,9 @@ def video_media(request, video_id: int, kind: str):
     filename = _download_name(video, kind, name)
     if settings.MEDIA_ACCEL_REDIRECT_PREFIX:
         return _accel_redirect(name=name, content_type=content_type, filename=filename)
+    if settings.MEDIA_REDIRECT_TO_STORAGE_URL:
+        # Object storage serves ranges itself; the presigned URL expires (S3_URL_EXPIRE_S).
+        return HttpResponseRedirect(field.storage.url(name))
     return serve_file(request, storage=field.storage, name=name, content_type=content_type, filename=filename)
 
 

@@ -138,6 +138,27 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+# S3-compatible object storage by setting (MinIO, Ceph, AWS …); files are then served by
+# short-lived presigned redirects after the same permission check.
+STORAGE_BACKEND = env("STORAGE_BACKEND", default="local")
+if STORAGE_BACKEND == "s3":
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": env("S3_BUCKET"),
+            "endpoint_url": env("S3_ENDPOINT_URL", default=None),
+            "region_name": env("S3_REGION", default=None),
+            "access_key": env("S3_ACCESS_KEY_ID", default=None),
+            "secret_key": env("S3_SECRET_ACCESS_KEY", default=None),
+            "default_acl": None,
+            "querystring_auth": True,
+            "querystring_expire": env.int("S3_URL_EXPIRE_S", default=3600),
+            "file_overwrite": False,
+        },
+    }
+elif STORAGE_BACKEND != "local":
+    raise environ.ImproperlyConfigured(f"STORAGE_BACKEND must be 'local' or 's3', not {STORAGE_BACKEND!r}")
+MEDIA_REDIRECT_TO_STORAGE_URL = STORAGE_BACKEND == "s3"
 # When set (production, behind nginx), protected files are handed to the front server with
 # `X-Accel-Redirect: <prefix><relative path>` after the permission check.
 MEDIA_ACCEL_REDIRECT_PREFIX = env("MEDIA_ACCEL_REDIRECT_PREFIX", default="")

@@ -304,3 +304,16 @@ def test_parse_range_edge_cases():
     with pytest.raises(RangeNotSatisfiable):
         parse_range("bytes=1000-", 1000)
     assert ByteRange(5, 9).length == 5
+
+
+def test_object_storage_gets_a_presigned_redirect_after_the_permission_check(client, people, video, monkeypatch):
+    from django.core.files.storage import FileSystemStorage
+
+    monkeypatch.setattr(FileSystemStorage, "url", lambda self, name: f"https://objects.example/{name}?sig=abc")
+    with override_settings(MEDIA_REDIRECT_TO_STORAGE_URL=True):
+        client.force_login(people["outsider"])
+        assert client.get(_url(video)).status_code == 404
+        client.force_login(people["annotator"])
+        response = client.get(_url(video))
+    assert response.status_code == 302
+    assert response["Location"] == f"https://objects.example/{video.original.name}?sig=abc"
