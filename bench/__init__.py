@@ -1,0 +1,1 @@
+"""Benchmarks: `make bench` runs bench.run, which fills a database with bench.datagen and measures figures."""

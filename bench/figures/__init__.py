@@ -1,0 +1,1 @@
+"""One module per area, each exposing `FIGURES = [Figure(...)]`; bench.run finds them all here."""
