@@ -288,7 +288,8 @@ def probe_file(path: str | Path) -> ProbeResult:
     stated_frames = _int_or_none(video.get("nb_frames"))
     if stated_frames == 0:
         raise ProbeError("The video stream has no frames.", problem=ProbeProblem.NO_FRAMES)
-    frame_count = stated_frames if stated_frames else max(1, round(duration_s * fps))
+    # Without a stated count, estimate from the video stream's own length: audio may run longer.
+    frame_count = stated_frames if stated_frames else max(1, round((_stream_duration(video) or duration_s) * fps))
     if frame_count < MIN_VIDEO_FRAMES:
         raise ProbeError(
             "The video has a single frame: it is a still picture, not a video.", problem=ProbeProblem.STILL_IMAGE
@@ -297,7 +298,8 @@ def probe_file(path: str | Path) -> ProbeResult:
     if _mp4_is_cut_short(boxes, size):
         raise _truncated_mp4_error()
 
-    video_end_s = start_time_s + (_stream_duration(video) or duration_s)
+    video_start_s = _float_or_none(video.get("start_time"))
+    video_end_s = (start_time_s if video_start_s is None else video_start_s) + (_stream_duration(video) or duration_s)
     packet_times = _video_packet_times(path, video)
     _check_decodes(
         path, video, video_codec=video_codec, video_end_s=video_end_s, fps=fps, has_packets=bool(packet_times)
@@ -392,18 +394,39 @@ def _check_decodes(
             problem=ProbeProblem.UNDECODABLE,
         )
     last = max(times)
-    frame_s = 1.0 / fps
-    if last < video_end_s - max(TAIL_TOLERANCE_S, 3 * frame_s):
+    tolerance = max(TAIL_TOLERANCE_S, 3.0 / fps)
+    truncation_logged = any(marker in lowered for marker in _TRUNCATION_MARKERS)
+    if last < video_end_s - tolerance and not truncation_logged:
+        # Some files cannot seek near their end (an MPEG-TS with a single keyframe, for one): before
+        # calling the file truncated, check that its packets reach the end (demux only, no decoding).
+        last_packet = _last_video_packet_time(path, video)
+        if last_packet is not None and last_packet >= video_end_s - tolerance:
+            return
+        last = max(last, last_packet or 0.0)
+    if last < video_end_s - tolerance:
         raise ProbeError(
             f"The file is truncated: it says it lasts {_hms(video_end_s)} but the pictures stop at {_hms(last)}. "
             "The upload or copy probably stopped early; upload the complete file again.",
             problem=ProbeProblem.TRUNCATED,
         )
-    if any(marker in lowered for marker in _TRUNCATION_MARKERS) and last < video_end_s - TAIL_CHECK_S:
+    if truncation_logged and last < video_end_s - TAIL_CHECK_S:
         raise ProbeError(
             f"The file is truncated: the data ends before its stated end ({_last_line(stderr)}).",
             problem=ProbeProblem.TRUNCATED,
         )
+
+
+def _last_video_packet_time(path: Path, video: dict) -> float | None:
+    """Timestamp of the last video packet in the whole file (reads all of it, so only a fallback)."""
+    info, _ = _run_ffprobe_json(
+        path, ["-select_streams", str(video["index"]), "-show_entries", "packet=pts_time,dts_time"]
+    )
+    stamps = [
+        t
+        for packet in info.get("packets", [])
+        if (t := _float_or_none(packet.get("pts_time")) or _float_or_none(packet.get("dts_time"))) is not None
+    ]
+    return max(stamps) if stamps else None
 
 
 def _video_packet_times(path: Path, video: dict) -> list[float]:

@@ -4,7 +4,7 @@ import hashlib
 
 import pytest
 
-from tests.videos.media_corpus import SMALL, build_corpus, rotated_copy
+from tests.videos.media_corpus import SMALL, build_corpus, ffmpeg, rotated_copy
 from videos.models import Video
 from videos.probe import (
     ProbeError,
@@ -30,6 +30,8 @@ def media(tmp_path_factory):
         "mkv_silent": folder / "silent.mkv",
         "vfr": folder / "vfr.mp4",
         "moov_at_end": folder / "moov_at_end.mp4",
+        "ts": folder / "broadcast.ts",
+        "long_audio": folder / "long_audio.mkv",
     }
     make_scene_video(paths["mp4"], SCENES, **SMALL)
     make_scene_video(paths["webm"], SCENES, **SMALL)
@@ -37,6 +39,11 @@ def media(tmp_path_factory):
     make_scene_video(paths["vfr"], SCENES, variable_frame_rate=True, **SMALL)
     make_scene_video(paths["moov_at_end"], SCENES, faststart=False, **SMALL)
     paths["rotated"] = rotated_copy(paths["mp4"], folder / "rotated.mp4", 90)
+    # One keyframe for the whole stream (ultrafast's 10 s GOP): MPEG-TS cannot seek near its end.
+    make_scene_video(paths["ts"], SCENES, **SMALL)
+    # 4 s of pictures, 7 s of sound.
+    ffmpeg("-i", str(paths["mkv_silent"]), "-f", "lavfi", "-i", "sine=frequency=300:duration=7",
+           "-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "libopus", str(paths["long_audio"]))
     return paths
 
 
@@ -82,6 +89,22 @@ def test_probe_of_silent_matroska_has_no_audio(media):
     assert result.has_audio is False
     assert result.audio_codec == ""
     assert result.duration_s == pytest.approx(4.0, abs=0.05)
+
+
+def test_transport_stream_that_cannot_seek_near_its_end_is_not_called_truncated(media):
+    result = probe_file(media["ts"])
+
+    assert result.container == "mpegts"
+    assert result.start_time_s > 0  # MPEG-TS timestamps do not start at zero
+    assert result.frame_count == 100
+
+
+def test_frame_count_estimate_uses_the_video_stream_not_the_longer_audio(media):
+    result = probe_file(media["long_audio"])
+
+    assert result.duration_s == pytest.approx(7.0, abs=0.05)
+    assert result.frame_count == 100
+    assert result.frame_count_is_estimate is True
 
 
 def test_variable_frame_rate_is_recognised(media):
