@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# `make run`: the demo on http://127.0.0.1:${PORT:-8000} with a real Celery worker beside it.
+#
+# SQLite (var/db.sqlite3) and a file-system broker unless DATABASE_URL / REDIS_URL are set.
+# The web server is Django's runserver: a local, single-user run wants DEBUG pages and static files
+# without a collectstatic step, and --noreload keeps it to one process we can supervise (the
+# autoreloader would fork a child that outlives a signal to its parent). It stays threaded, so the
+# player's range requests do not queue behind page loads. Production uses gunicorn (Dockerfile).
+# Both processes run in their own sessions: this script alone decides how they stop, so Ctrl-C
+# stops the web server and lets the worker finish its shutdown instead of killing its pool mid-task.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PORT="${PORT:-8000}"
+HOST=127.0.0.1
+if ! [[ "$PORT" =~ ^[0-9]+$ ]] || [ "$PORT" -lt 1 ] || [ "$PORT" -gt 65535 ]; then
+  echo "run: PORT must be a number from 1 to 65535, got '$PORT'" >&2
+  exit 2
+fi
+export DJANGO_SETTINGS_MODULE=config.settings.base
+export DJANGO_DEBUG="${DJANGO_DEBUG:-1}"
+export PYTHONUNBUFFERED=1
+VAR_DIR="${VIDQA_VAR_DIR:-$PWD/var}"
+LOG_DIR="$VAR_DIR/log"
+PY=.venv/bin/python
+
+say() { printf 'run: %s\n' "$*"; }
+
+bash scripts/bootstrap.sh run
+mkdir -p "$LOG_DIR"
+
+port_free() {
+  "$PY" - "$1" <<'EOF'
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as runserver does: TIME_WAIT is not "taken"
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)
+EOF
+}
+if ! port_free "$PORT"; then
+  echo "run: port $PORT on $HOST is already in use (another \`make run\`?)." >&2
+  echo "run: stop whatever listens there, or pick another port: PORT=$((PORT + 1)) make run" >&2
+  exit 1
+fi
+
+say "preparing the database"
+"$PY" manage.py migrate --noinput -v 0
+"$PY" manage.py load_demo
+case "${DJANGO_DEBUG,,}" in
+  1|true|yes|on) ;;  # runserver serves static files itself
+  *) say "DJANGO_DEBUG is off: collecting static files for whitenoise"
+     "$PY" manage.py collectstatic --noinput -v 0 ;;
+esac
+
+worker_pid=""
+web_pid=""
+
+# Stop one process group: SIGTERM, wait up to $3 seconds, then SIGKILL whatever is left of it.
+stop_group() {
+  local pid="$1" name="$2" grace="$3" i
+  [ -n "$pid" ] || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < grace * 10; i++)); do
+    kill -0 -- "-$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 -- "-$pid" 2>/dev/null; then
+    say "$name did not stop in ${grace} s; killing it"
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+
+stop_all() {
+  trap - INT TERM EXIT
+  # The worker's warm shutdown lets running tasks finish; 20 s, then its whole pool is killed.
+  stop_group "$web_pid" "the web server" 5
+  stop_group "$worker_pid" "the worker" 20
+  web_pid=""
+  worker_pid=""
+}
+
+on_signal() {
+  echo
+  say "stopping the web server and the worker …"
+  stop_all
+  say "stopped."
+  exit "$1"
+}
+
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
+trap 'stop_all' EXIT
+
+[ -f "$LOG_DIR/worker.log" ] && mv -f "$LOG_DIR/worker.log" "$LOG_DIR/worker.log.1"
+[ -f "$LOG_DIR/web.log" ] && mv -f "$LOG_DIR/web.log" "$LOG_DIR/web.log.1"
+
+say "starting the Celery worker (log: $LOG_DIR/worker.log)"
+setsid .venv/bin/celery -A config worker --loglevel INFO --concurrency 2 \
+  </dev/null >"$LOG_DIR/worker.log" 2>&1 &
+worker_pid=$!
+
+say "starting the web server on http://$HOST:$PORT/ (log: $LOG_DIR/web.log)"
+# The log goes to the terminal and to a file; tee ignores Ctrl-C so the last lines still arrive.
+setsid "$PY" manage.py runserver --noreload "$HOST:$PORT" \
+  </dev/null > >(trap '' INT; exec tee "$LOG_DIR/web.log") 2>&1 &
+web_pid=$!
+
+died() {
+  local name="$1" pid="$2" log="$3" code=0
+  wait "$pid" 2>/dev/null || code=$?
+  if [ "$pid" = "$web_pid" ]; then web_pid=""; else worker_pid=""; fi
+  echo >&2
+  echo "run: the $name stopped unexpectedly (exit code $code). Last lines of $log:" >&2
+  tail -n 30 "$log" >&2 || true
+  stop_all
+  exit 1
+}
+
+check_alive() {
+  kill -0 "$web_pid" 2>/dev/null || died "web server" "$web_pid" "$LOG_DIR/web.log"
+  kill -0 "$worker_pid" 2>/dev/null || died "worker" "$worker_pid" "$LOG_DIR/worker.log"
+}
+
+# Wait until the web server answers and the worker says it is ready.
+ready=""
+for ((i = 0; i < 900; i++)); do
+  check_alive
+  if [ -z "$ready" ] && (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; then ready=web; fi
+  if [ "$ready" = web ] && grep -q " ready\.$" "$LOG_DIR/worker.log" 2>/dev/null; then ready=both; break; fi
+  sleep 0.2
+done
+if [ "$ready" != both ]; then
+  echo "run: the web server and the worker did not both start within 3 minutes; see $LOG_DIR/web.log and $LOG_DIR/worker.log" >&2
+  exit 1
+fi
+
+db="SQLite ($VAR_DIR/db.sqlite3)"
+[ -n "${DATABASE_URL:-}" ] && db="${DATABASE_URL%%://*} (DATABASE_URL)"
+broker="file system ($VAR_DIR/broker)"
+[ -n "${REDIS_URL:-}" ] && broker="Redis (REDIS_URL)"
+"$PY" - "http://$HOST:$PORT" "$db" "$broker" "$LOG_DIR" <<'EOF'
+import sys
+
+from demo.storyboard import DEMO_LOGINS, PROJECT_SLUG
+
+url, db, broker, logs = sys.argv[1:]
+lines = [
+    f"VidQA Studio is running at {url}/",
+    f"Demo project:  {url}/p/{PROJECT_SLUG}/",
+    f"Admin site:    {url}/admin/",
+    "",
+    "Logins (user / password):",
+    *(f"  {user:<10} / {password:<15} {role}" for user, password, role in DEMO_LOGINS),
+    "",
+    f"Database: {db}",
+    f"Broker:   {broker}; Celery worker log: {logs}/worker.log",
+    "Press Ctrl-C to stop the web server and the worker.",
+]
+width = max(len(line) for line in lines)
+print("", "+" + "-" * (width + 2) + "+", *(f"| {line:<{width}} |" for line in lines), "+" + "-" * (width + 2) + "+", "",
+      sep="\n", flush=True)
+EOF
+
+# Both stay in the foreground: if either stops, stop the other and report.
+while true; do
+  wait -n "$web_pid" "$worker_pid" 2>/dev/null || true
+  check_alive
+done
