@@ -23,9 +23,13 @@ class PromptTemplate(models.Model):
     class Meta:
         ordering = ["key", "-version"]
         constraints = [
-            models.UniqueConstraint(fields=["project", "key", "version"], name="prompt_unique_version"),
+            # nulls_distinct=False: global templates (project NULL) are unique too (PostgreSQL 15+).
             models.UniqueConstraint(
-                fields=["project", "key"], condition=Q(is_active=True), name="prompt_one_active_per_key"
+                fields=["project", "key", "version"], name="prompt_unique_version", nulls_distinct=False
+            ),
+            models.UniqueConstraint(
+                fields=["project", "key"], condition=Q(is_active=True), name="prompt_one_active_per_key",
+                nulls_distinct=False,
             ),
         ]
 

@@ -28,7 +28,7 @@ def _media_root(settings, tmp_path):
 
 
 @pytest.fixture(scope="session")
-def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
+def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory, fake_openai_session):
     """A real, separate Celery worker on the harness's Redis and the test database."""
     from django.db import connection
 
@@ -40,7 +40,12 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
     media = tmp_path_factory.mktemp("worker-media")
     worker = start_celery_worker(
         tmp_path_factory.mktemp("celery"),
-        {"DATABASE_URL": db_url, "DJANGO_MEDIA_ROOT": str(media), "DATABASE_CONN_MAX_AGE": "0"},
+        {
+            "DATABASE_URL": db_url, "DJANGO_MEDIA_ROOT": str(media), "DATABASE_CONN_MAX_AGE": "0",
+            # Model calls from the worker go to the suite's fake server (tests script it by marker).
+            "OPENAI_BASE_URL": fake_openai_session.base_url, "OPENAI_API_KEY": "sk-fake-test-key",
+            "LLM_RETRY_BASE_S": "0.001", "LLM_RETRY_MAX_S": "0.01",
+        },
     )
     worker.extra["media_root"] = media
     yield worker

@@ -240,6 +240,17 @@ LLM_VISION_MODEL = env("LLM_VISION_MODEL", default="gpt-4o")
 LLM_JUDGE_MODEL = env("LLM_JUDGE_MODEL", default="gpt-4o")
 LLM_TRANSCRIBE_MODEL = env("LLM_TRANSCRIBE_MODEL", default="whisper-1")
 LLM_TIMEOUT_S = env.float("LLM_TIMEOUT_S", default=120.0)
+LLM_MAX_ATTEMPTS = env.int("LLM_MAX_ATTEMPTS", default=4)
+LLM_RETRY_BASE_S = env.float("LLM_RETRY_BASE_S", default=1.0)
+LLM_RETRY_MAX_S = env.float("LLM_RETRY_MAX_S", default=30.0)
+LLM_RETRY_AFTER_MAX_S = env.float("LLM_RETRY_AFTER_MAX_S", default=120.0)
+# Calls in flight per endpoint across all workers (a Redis lease semaphore when REDIS_URL is set).
+LLM_CONCURRENCY = env.int("LLM_CONCURRENCY", default=4)
+LLM_CONCURRENCY_PER_ENDPOINT = env.json("LLM_CONCURRENCY_PER_ENDPOINT", default={})
+LLM_SLOT_WAIT_S = env.float("LLM_SLOT_WAIT_S", default=900.0)
+LLM_TRANSCRIBE_MAX_BYTES = env.int("LLM_TRANSCRIBE_MAX_BYTES", default=25 * 1024 * 1024)
+# USD per million tokens by model family, e.g. {"gpt-4o": {"input": 2.5, "output": 10}}; see llm/pricing.py.
+LLM_PRICES = env.json("LLM_PRICES", default={})
 
 APP_VERSION = "0.1.0"
 
