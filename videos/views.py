@@ -1,7 +1,5 @@
 """Browser screens for importing and curating a project's videos."""
 
-import csv
-import io
 from pathlib import Path
 
 from django.contrib import messages
@@ -21,6 +19,7 @@ from projects.permissions import Action, can, get_project_or_404
 from .curation import RULES, external_scores_import, video_curation_override
 from .ingest import DuplicateVideo, ImportRefused, video_import, video_process_start
 from .models import CurationDecision, CurationStatus, Video, VideoStatus
+from .score_files import score_rows
 
 SUBTITLE_MAX_BYTES = 20 * 1024 * 1024
 PAGE_SIZE = 50
@@ -272,7 +271,7 @@ def external_scores_upload(request, slug):
         messages.error(request, "Choose a CSV file of scores first.")
         return redirect("videos:list", slug=slug)
     try:
-        rows = list(_score_rows(upload.read()))
+        rows = list(score_rows(upload.read()))
     except ValueError as exc:
         messages.error(request, f"{upload.name}: {exc}")
         return redirect("videos:list", slug=slug)
@@ -282,30 +281,4 @@ def external_scores_upload(request, slug):
         text += f" Unknown videos skipped: {', '.join(outcome['unknown_videos'][:10])}."
     messages.success(request, text)
     return redirect("videos:list", slug=slug)
-
-
-def _score_rows(data: bytes):
-    from .text_encoding import TextDecodeError, decode_bytes
-
-    try:
-        text, _ = decode_bytes(data)
-    except TextDecodeError as exc:
-        raise ValueError(f"not a text file ({exc})") from exc
-    reader = csv.reader(io.StringIO(text))
-    header = [h.strip().lower() for h in next(reader, [])]
-    if not header or header[0] not in ("video", "video_name", "name", "video_id"):
-        raise ValueError("the first column must be named video (the video's name)")
-    long_form = header[1:3] == ["name", "value"] or header[1:3] == ["score", "value"]
-    for line, row in enumerate(reader, start=2):
-        if not row or not row[0].strip():
-            continue
-        try:
-            if long_form:
-                yield row[0].strip(), row[1].strip(), float(row[2])
-            else:
-                for name, value in zip(header[1:], row[1:], strict=False):
-                    if value.strip():
-                        yield row[0].strip(), name, float(value)
-        except (ValueError, IndexError) as exc:
-            raise ValueError(f"line {line}: {exc}") from exc
 
