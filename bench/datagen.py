@@ -115,7 +115,7 @@ def generate(*, scale: float = 1.0, seed: int = 20250101, slug: str = DEFAULT_SL
     if connection.vendor != "postgresql":
         raise DatagenError(f"bench.datagen needs PostgreSQL (it streams rows with COPY), not {connection.vendor}")
     if Project.objects.filter(slug=slug).exists():
-        raise DatagenError(f"a project with slug {slug!r} already exists in this database; choose another slug")
+        raise DatagenError(f"a project with slug {slug!r} exists in this database already; choose another (--slug)")
     targets = Targets().scaled(scale)
     started = time.perf_counter()
     with transaction.atomic():

@@ -146,7 +146,7 @@ def test_the_same_seed_gives_the_same_content():
 
 
 def test_a_second_project_with_the_same_slug_is_refused(dataset):
-    with pytest.raises(DatagenError, match="already exists"):
+    with pytest.raises(DatagenError, match="exists in this database already"):
         generate(scale=SCALE, slug="bench-test")
 
 
