@@ -355,16 +355,21 @@ def ensure_default_templates(*, template_model=PromptTemplate) -> int:
     `template_model` lets a data migration pass its historical model.
     """
     created = 0
-    with transaction.atomic():
-        existing = set(template_model.objects.filter(project__isnull=True).values_list("key", flat=True))
-        for key, spec in DEFAULT_TEMPLATES.items():
-            if key in existing:
-                continue
-            template_model.objects.create(
-                project=None, key=key, version=1, system=spec.system, body=spec.body,
-                response_schema=spec.schema, is_active=True,
-            )
+    existing = set(template_model.objects.filter(project__isnull=True).values_list("key", flat=True))
+    for key, spec in DEFAULT_TEMPLATES.items():
+        if key in existing:
+            continue
+        try:
+            # One savepoint per key: a concurrent first call may create the same row (the unique
+            # constraint treats the NULL project as equal), and losing that race is fine.
+            with transaction.atomic():
+                template_model.objects.create(
+                    project=None, key=key, version=1, system=spec.system, body=spec.body,
+                    response_schema=spec.schema, is_active=True,
+                )
             created += 1
+        except IntegrityError:
+            continue
     return created
 
 
