@@ -15,7 +15,6 @@ import json
 import os
 import pkgutil
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -115,26 +114,6 @@ def run_figures(figures: list[Figure], ctx: BenchContext, out=None) -> tuple[lis
     return results, failed
 
 
-def _stop_postmaster(data_dir: Path, timeout: float = 30) -> None:
-    """Fast-shut-down PostgreSQL by its own PID.
-
-    As root the server runs under `runuser`, which does not pass SIGINT on to it, so signalling the
-    child process we started would leave the server running after the folder is gone.
-    """
-    try:
-        pid = int((data_dir / "postmaster.pid").read_text().split()[0])
-        os.kill(pid, signal.SIGINT)
-    except (OSError, ValueError, IndexError):
-        return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return
-        time.sleep(0.1)
-
-
 def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="make bench", description="Measure the benchmark figures.")
     parser.add_argument("--only", help="comma-separated figure names (default: all)")
@@ -218,8 +197,6 @@ def main(argv: list[str] | None = None) -> int:
         except Exception:  # noqa: BLE001, S110 - Django may not be set up yet; nothing to close then
             pass
         for service in reversed(services):
-            if service.name == "postgres":
-                _stop_postmaster(base / "pg" / "pgdata")
             service.stop()
         shutil.rmtree(base, ignore_errors=True)
         print(f"bench: whole run took {time.perf_counter() - started:.1f} s", file=sys.stderr)
