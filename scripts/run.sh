@@ -169,4 +169,5 @@ EOF
 while true; do
   wait -n "$web_pid" "$worker_pid" 2>/dev/null || true
   check_alive
+  sleep 0.1  # never a busy loop, whatever made `wait` return
 done
