@@ -8,6 +8,7 @@ failure there marks the video failed with the reason, and a retry runs the whole
 
 import logging
 import re
+from contextlib import nullcontext
 import unicodedata
 from pathlib import Path
 
@@ -147,28 +148,34 @@ def video_process(*, video_id: int, job: BackgroundJob) -> None:
             probed = probe_file(path)
             apply_probe(video, probed)
 
-            job_progress(job, done=5, message="Detecting scenes")
-            scenes = detect_scenes(
-                path,
-                threshold=project.scene_threshold,
-                progress=lambda fraction: job_progress(job, done=5 + int(70 * fraction)),
-            )
-            video.scenes = [[round(s, 3), round(e, 3)] for s, e in scenes]
-
-            job_progress(job, done=75, message="Making the poster")
-            if video.poster:
-                default_storage.delete(video.poster.name)
-            video.poster = _derived(video, path, "poster.jpg", lambda dst: make_poster(path, dst, at_s=min(1.0, (video.duration_s or 0) / 2)))
-
             wanted, reason = needs_proxy(probed)
             if wanted:
-                job_progress(job, done=80, message=f"Making a browser-playable copy ({reason})")
+                job_progress(job, done=2, message=f"Making a browser-playable copy ({reason})")
                 if video.proxy:
                     default_storage.delete(video.proxy.name)
                 video.proxy = _derived(
                     video, path, "proxy.mp4",
-                    lambda dst: make_proxy(path, dst, result=probed, progress=lambda f: job_progress(job, done=80 + int(15 * f))),
+                    lambda dst: make_proxy(path, dst, result=probed, progress=lambda f: job_progress(job, done=2 + int(48 * f))),
                 )
+            elif video.proxy:  # the original plays now (e.g. re-imported settings): drop the old copy
+                default_storage.delete(video.proxy.name)
+                video.proxy = ""
+
+            # Scenes from the constant-frame-rate proxy when there is one, so cut times do not drift.
+            with local_path(video.proxy.name) if video.proxy else nullcontext(path) as scene_source:
+                base = 50 if wanted else 5
+                job_progress(job, done=base, message="Detecting scenes")
+                scenes = detect_scenes(
+                    scene_source,
+                    threshold=project.scene_threshold,
+                    progress=lambda fraction: job_progress(job, done=base + int((90 - base) * fraction)),
+                )
+            video.scenes = [[round(s, 3), round(e, 3)] for s, e in scenes]
+
+            job_progress(job, done=90, message="Making the poster")
+            if video.poster:
+                default_storage.delete(video.poster.name)
+            video.poster = _derived(video, path, "poster.jpg", lambda dst: make_poster(path, dst, at_s=min(1.0, (video.duration_s or 0) / 2)))
             video.status_reason = ""
             video.save()
 

@@ -110,3 +110,23 @@ def test_bad_files_are_refused_with_a_reason_and_leave_nothing(client, people, p
     assert not Video.objects.exists()
     assert not BackgroundJob.objects.exists()
     assert not any(p.is_file() for p in Path(default_storage.location).rglob("*"))
+
+
+def test_a_video_browsers_cannot_play_gets_a_proxy_and_its_scenes(people, project, tmp_path, monkeypatch):
+    from videos.ingest import video_import
+    from videos.probe import probe_file
+
+    monkeypatch.setattr("jobs.services.current_app.send_task", lambda name, args: type("R", (), {"id": "x"})())
+    path = tmp_path / "camera.webm"
+    cuts = make_scene_video(path, [SceneSpec(2.5), SceneSpec(2.5), SceneSpec(2.5)], width=320, height=180)
+    video = video_import(project=project, source=path, filename="camera.webm")
+    job = BackgroundJob.objects.get(target_id=video.pk)
+    tasks.process(job.pk)
+    video.refresh_from_db()
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    assert video.video_codec == "vp9" and video.proxy  # the original is kept for releases
+    proxy = probe_file(default_storage.path(video.proxy.name))
+    assert (proxy.video_codec, proxy.audio_codec, proxy.container) == ("h264", "aac", "mp4")
+    assert [round(s, 1) for s, _ in video.scenes[1:]] == [round(c, 1) for c in cuts]
+    assert "proxy" in job.message
