@@ -159,7 +159,7 @@ class MCQ(ReviewableItem):
     options = models.JSONField(default=list, blank=True, help_text="4–5 option texts in order")
     # One integer, so there is never more or less than one correct option once it is set.
     correct_index = models.PositiveSmallIntegerField(null=True, blank=True)
-    category = models.CharField(max_length=20, blank=True, help_text="LongVideoBench code or project task")
+    category = models.CharField(max_length=60, blank=True, help_text="LongVideoBench code or project task name")
     level = models.CharField(max_length=20, blank=True)
     task_group = models.CharField(max_length=60, blank=True)
     question_translation = models.TextField(blank=True)

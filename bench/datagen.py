@@ -535,7 +535,7 @@ class _Generator:
 
         rng = self.rng
         categories = LVB_QUESTION_CATEGORIES
-        # MCQ.category holds 20 characters; task names that do not fit are left out here.
+        # Task names that do not fit MCQ.category are left out (none, at 60 characters).
         room = MCQ._meta.get_field("category").max_length
         self.livibench_tasks = [t for t in LIVIBENCH_TASKS if len(t["task"]) <= room]
         mcqs, links, moments, moment_videos = [], [], [], []
