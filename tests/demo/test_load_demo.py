@@ -24,7 +24,7 @@ from demo import storyboard as sb
 from projects.models import Membership, Project, ProjectKind, Role
 from projects.taxonomies import LVB_QUESTION_CATEGORIES, RELATION_TYPES, SVBENCH_SKILLS
 from reviewer.models import ReviewEvent
-from videos.models import Comment, CueSource, SubtitleCue, Video, VideoStatus
+from videos.models import Comment, CueSource, CurationDecision, CurationStatus, SubtitleCue, Video, VideoStatus
 from videos.probe import mp4_faststart, read_mp4_boxes
 
 pytestmark = pytest.mark.django_db
@@ -68,7 +68,7 @@ def test_load_demo_builds_the_whole_demo_project(settings, client):
     assert project.kind == ProjectKind.SVBENCH
     assert services.demo_counts(project=project) == {
         "videos": 3,
-        "clips": 8,
+        "clips": 8 + 2 + 2,
         "subtitle_cues": sum(len(s.narration) for s in sb.SCENES),
         "comments": 300,
         "qa_chains": 8,
@@ -92,13 +92,22 @@ def test_load_demo_builds_the_whole_demo_project(settings, client):
     assert str(path).startswith(str(settings.MEDIA_ROOT))
     assert mp4_faststart(read_mp4_boxes(path)) is True
     assert len(main.sha256) == 64
+    # Curation by the project's (SVBench) rules: the stream passes; the two short videos fail on duration
+    # and are kept by the admin's override, for the multi-video question.
+    assert main.curation_status == CurationStatus.KEPT and main.curation_overridden_by is None
+    assert CurationDecision.objects.filter(video=main, passed=True).count() == 3
     for short in Video.objects.filter(project=project).exclude(pk=main.pk):
         assert short.status == VideoStatus.READY and 5 <= short.duration_s <= 20 and short.has_audio
+        assert short.clips.count() == 2
+        assert short.curation_status == CurationStatus.KEPT and short.curation_overridden_by.username == "admin"
+        assert not CurationDecision.objects.get(video=short, rule="duration").passed
 
     # Clips: one per scene, padded by the project's 0.5 s and clamped to the video.
-    cuts = main.metadata["scene_cuts_s"]
-    assert len(cuts) == len(sb.SCENES) - 1
-    edges = [0.0, *cuts, main.duration_s]
+    # Scenes at the generated cut times, contiguous over the whole video.
+    assert len(main.scenes) == len(sb.SCENES)
+    assert [e - s for s, e in main.scenes] == pytest.approx([s.duration_s for s in sb.SCENES], abs=0.001)
+    edges = [main.scenes[0][0]] + [e for _, e in main.scenes]
+    assert edges[0] == 0 and edges[-1] == pytest.approx(main.duration_s)
     clips = list(main.clips.order_by("index"))
     assert [c.index for c in clips] == list(range(len(sb.SCENES)))
     for clip, start, end in zip(clips, edges[:-1], edges[1:], strict=True):

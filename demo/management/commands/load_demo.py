@@ -1,8 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import NoReverseMatch, reverse
-from videos.probe import ProbeError
 
 from demo.services import DemoRefused, demo_project_load
+from videos.ingest import ImportRefused
+from videos.probe import ProbeError
 from videos.synthetic import SyntheticVideoError
 
 
@@ -25,7 +26,7 @@ class Command(BaseCommand):
             result = demo_project_load(reset=reset, force=force)
         except DemoRefused as exc:
             raise CommandError(str(exc)) from exc
-        except (SyntheticVideoError, ProbeError) as exc:
+        except (SyntheticVideoError, ProbeError, ImportRefused) as exc:
             raise CommandError(f"Could not generate the demo videos (is ffmpeg installed?): {exc}") from exc
 
         project = result.project
