@@ -215,7 +215,7 @@ def test_load_demo_builds_the_whole_demo_project(settings, client):
     admin = get_user_model().objects.get(username="admin")
     assert admin.is_staff and admin.is_superuser
     assert not get_user_model().objects.get(username="annotator").is_staff
-    assert client.login(username="admin", password="demo-admin")  # noqa: S106 - the published demo login
+    assert client.login(username="admin", password="demo-admin")
     assert client.get("/admin/").status_code == 200
     assert Membership.objects.filter(project=project).values("role").distinct().count() == len(Role)
 

@@ -51,7 +51,7 @@ class RunScript:
         self.port = port
         self.base_url = f"http://127.0.0.1:{port}"
         self.proc = subprocess.Popen(
-            ["bash", "scripts/run.sh"],  # noqa: S607 - exactly what `make run` runs
+            ["bash", "scripts/run.sh"],
             cwd=REPO,
             env=env,
             stdin=subprocess.DEVNULL,
