@@ -47,13 +47,14 @@ from videos.ingest import video_import
 from videos.models import (
     Clip,
     Comment,
-    CueSource,
     CurationStatus,
     SubtitleCue,
     Video,
     VideoStatus,
 )
 from videos.probe import sha256_file
+from videos.subtitle_formats import Cue, to_srt
+from videos.subtitles import subtitles_import
 from videos.synthetic import SceneSpec, make_scene_video
 
 from . import storyboard as sb
@@ -295,33 +296,20 @@ def _cue_times(start: float, end: float, lines: int) -> list[tuple[float, float]
 
 
 def _subtitles_create(*, video: Video, scene_bounds: list[tuple[float, float]], stored: list[str]) -> None:
-    cues: list[tuple[float, float, str]] = []
-    for scene, (start, end) in zip(sb.SCENES, scene_bounds, strict=True):
-        for (a, b), line in zip(_cue_times(start, end, len(scene.narration)), scene.narration, strict=True):
-            cues.append((a, b, line))
-    SubtitleCue.objects.bulk_create(
-        SubtitleCue(video=video, start_s=a, end_s=b, text=text, source=CueSource.SRT, language="en")
-        for a, b, text in cues
-    )
-    name = default_storage.save(
-        f"projects/{video.project_id}/subtitles/{video.name}.srt", ContentFile(_srt(cues).encode())
-    )
+    """Write the narration as an SRT file next to the video and import it like any uploaded subtitle file."""
+    cues = [
+        Cue(start=a, end=b, text=line)
+        for scene, (start, end) in zip(sb.SCENES, scene_bounds, strict=True)
+        for (a, b), line in zip(_cue_times(start, end, len(scene.narration)), scene.narration, strict=True)
+    ]
+    data = to_srt(cues).encode()
+    name = default_storage.save(f"projects/{video.project_id}/subtitles/{video.name}.srt", ContentFile(data))
     stored.append(name)
     video.metadata["subtitle_file"] = name
     video.save(update_fields=["metadata"])
-
-
-def _srt_timestamp(seconds: float) -> str:
-    ms = round(seconds * 1000)
-    h, ms = divmod(ms, 3_600_000)
-    m, ms = divmod(ms, 60_000)
-    s, ms = divmod(ms, 1000)
-    return f"{h:02d}:{m:02d}:{s:02d},{ms:03d}"
-
-
-def _srt(cues: list[tuple[float, float, str]]) -> str:
-    blocks = [f"{n}\n{_srt_timestamp(a)} --> {_srt_timestamp(b)}\n{text}\n" for n, (a, b, text) in enumerate(cues, 1)]
-    return "\n".join(blocks)
+    report = subtitles_import(video=video, data=data, filename=f"{video.name}.srt", language="en")
+    if report.problems or report.count != len(cues):
+        raise RuntimeError(f"the demo's own subtitles did not import cleanly: {report.problems}")
 
 
 def _comments_create(*, video: Video, scene_bounds: list[tuple[float, float]]) -> None:
