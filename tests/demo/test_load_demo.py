@@ -7,6 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db import connection
+from django.urls import reverse
 
 from annotator.models import (
     MCQ,
@@ -217,6 +218,15 @@ def test_load_demo_builds_the_whole_demo_project(settings, client):
     assert not get_user_model().objects.get(username="annotator").is_staff
     assert client.login(username="admin", password="demo-admin")
     assert client.get("/admin/").status_code == 200
+
+    # The stored video plays for a member, with seeking (HTTP Range), and not for anyone else.
+    media_url = reverse("videos:media", args=[main.pk, "original"])
+    client.logout()
+    assert client.get(media_url, HTTP_RANGE="bytes=0-99").status_code != 206
+    assert client.login(username="annotator", password="demo-annotator")
+    response = client.get(media_url, HTTP_RANGE="bytes=0-99")
+    assert response.status_code == 206
+    assert b"".join(response.streaming_content) == path.read_bytes()[:100]
     assert Membership.objects.filter(project=project).values("role").distinct().count() == len(Role)
 
 
