@@ -152,3 +152,46 @@ def people_for(project: Project) -> dict:
     MembershipFactory(project=ProjectFactory(), user=outsider, role=Role.ADMIN)
     people["outsider"] = outsider
     return people
+
+
+# --- Video data and jobs (API tests for issue 3) ------------------------------------------------
+
+
+class SubtitleCueFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "videos.SubtitleCue"
+
+    video = factory.SubFactory(VideoFactory)
+    start_s = factory.Sequence(lambda n: n * 2.0)
+    end_s = factory.LazyAttribute(lambda c: c.start_s + 1.5)
+    text = factory.Sequence(lambda n: f"Line {n}.")
+    source = "srt"
+
+
+class CommentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "videos.Comment"
+
+    video = factory.SubFactory(VideoFactory)
+    time_s = factory.Sequence(lambda n: float(n))
+    text = factory.Sequence(lambda n: f"comment {n}")
+
+
+class CurationDecisionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "videos.CurationDecision"
+
+    video = factory.SubFactory(VideoFactory)
+    rule = "duration"
+    passed = True
+    value = 120.0
+    reason = "duration 120.0 s ≥ 60 s"
+
+
+class BackgroundJobFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "jobs.BackgroundJob"
+
+    project = factory.SubFactory(ProjectFactory)
+    kind = "videos.process"
+    status = "queued"
