@@ -1,7 +1,8 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import auth, errors, projects, videos
+from . import auth, curation, errors, ingest, jobs, media_data, projects, videos
+from .method_routing import route_methods
 
 app_name = "api"
 
@@ -10,8 +11,54 @@ urlpatterns = [
     path("auth/token/revoke/", auth.TokenRevokeApi.as_view(), name="token-revoke"),
     path("projects/", projects.ProjectListApi.as_view(), name="project-list"),
     path("projects/<slug:slug>/", projects.ProjectDetailApi.as_view(), name="project-detail"),
-    path("projects/<slug:slug>/videos/", videos.VideoListApi.as_view(), name="video-list"),
+    path(
+        "projects/<slug:slug>/videos/",
+        route_methods(videos.VideoListApi, ingest.VideoUploadApi).as_view(),
+        name="video-list",
+    ),
     path("projects/<slug:slug>/videos/<int:video_id>/", videos.VideoDetailApi.as_view(), name="video-detail"),
+    path("projects/<slug:slug>/imports/", ingest.ManifestImportApi.as_view(), name="manifest-import"),
+    path(
+        "projects/<slug:slug>/videos/<int:video_id>/reprocess/",
+        ingest.VideoReprocessApi.as_view(),
+        name="video-reprocess",
+    ),
+    path(
+        "projects/<slug:slug>/videos/<int:video_id>/transcribe/",
+        ingest.VideoTranscribeApi.as_view(),
+        name="video-transcribe",
+    ),
+    path(
+        "projects/<slug:slug>/videos/<int:video_id>/complexity/",
+        ingest.VideoComplexityApi.as_view(),
+        name="video-complexity",
+    ),
+    path("projects/<slug:slug>/videos/<int:video_id>/clips/", media_data.VideoClipsApi.as_view(), name="video-clips"),
+    path("projects/<slug:slug>/videos/<int:video_id>/cues/", media_data.CueListApi.as_view(), name="video-cues"),
+    path(
+        "projects/<slug:slug>/videos/<int:video_id>/subtitles/",
+        media_data.SubtitlesImportApi.as_view(),
+        name="video-subtitles",
+    ),
+    path(
+        "projects/<slug:slug>/videos/<int:video_id>/comments/",
+        route_methods(media_data.CommentWindowApi, media_data.CommentsImportApi).as_view(),
+        name="video-comments",
+    ),
+    path(
+        "projects/<slug:slug>/videos/<int:video_id>/comments/density/",
+        media_data.CommentDensityApi.as_view(),
+        name="video-comments-density",
+    ),
+    path(
+        "projects/<slug:slug>/videos/<int:video_id>/curation/",
+        route_methods(curation.CurationDetailApi, curation.CurationOverrideApi).as_view(),
+        name="video-curation",
+    ),
+    path("projects/<slug:slug>/scores/", curation.ExternalScoresImportApi.as_view(), name="scores-import"),
+    path("projects/<slug:slug>/jobs/", jobs.JobListApi.as_view(), name="job-list"),
+    path("projects/<slug:slug>/jobs/<int:job_id>/", jobs.JobDetailApi.as_view(), name="job-detail"),
+    path("projects/<slug:slug>/jobs/<int:job_id>/retry/", jobs.JobRetryApi.as_view(), name="job-retry"),
     # Schema and docs are public: they describe the API, not anyone's data.
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),

@@ -228,6 +228,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several models have a `status`; name each choice set after its model instead of a hash.
+    "ENUM_NAME_OVERRIDES": {
+        "VideoStatusEnum": "videos.models.VideoStatus",
+        "CurationStatusEnum": "videos.models.CurationStatus",
+        "JobStatusEnum": "jobs.models.JobStatus",
+    },
 }
 
 # --- Tools and model endpoints ------------------------------------------------------------------
