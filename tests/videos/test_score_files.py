@@ -34,3 +34,24 @@ def test_other_encodings_are_read():
 def test_bad_files_say_why_and_where(data, message):
     with pytest.raises(ValueError, match="^" + message):
         list(score_rows(data))
+
+
+@pytest.mark.django_db
+def test_the_browser_page_reads_scores_with_the_same_rules(client, project, people):
+    from django.contrib.messages import get_messages
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from tests import factories
+    from videos.models import ExternalScore
+
+    video = factories.VideoFactory(project=project, name="kitchen")
+    client.force_login(people["admin"])
+    url = reverse("videos:scores_upload", args=[project.slug])
+
+    response = client.post(url, {"file": SimpleUploadedFile("s.csv", b"video,aesthetic\nkitchen,nan\n")})
+    assert "line 2: 'nan' is not a finite number" in [str(m) for m in get_messages(response.wsgi_request)][0]
+    assert not ExternalScore.objects.exists()
+
+    client.post(url, {"file": SimpleUploadedFile("s.csv", b"video,name,value\nkitchen,aesthetic,5.5\n")})
+    assert list(ExternalScore.objects.filter(video=video).values_list("name", "value")) == [("aesthetic", 5.5)]
