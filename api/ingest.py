@@ -21,7 +21,7 @@ from jobs.services import JobAlreadyRunning, job_create
 from projects.permissions import Action, get_project_or_404
 from videos.ingest import PROCESS_TASK, DuplicateVideo, ImportRefused, video_import, video_process_start
 from videos.manifest import LOCATION_KEYS, ManifestError, parse_manifest, stage_rows_json
-from videos.views import MODEL_STEPS
+from videos.tasks import MODEL_STEPS
 
 from .errors import ErrorResponseSerializer, error_body
 from .jobs import JOB_RUNNING, SLUG, VIDEO_ID, JobSerializer, job_conflict, job_payload

@@ -24,7 +24,7 @@ from videos.comments import comments_density, comments_window
 from videos.models import Clip, CueSource, SubtitleCue
 from videos.subtitle_formats import SubtitleFormatError
 from videos.subtitles import subtitles_import
-from videos.views import SUBTITLE_MAX_BYTES
+from videos.subtitles import SUBTITLE_MAX_BYTES
 
 from .errors import ErrorResponseSerializer
 from .jobs import JOB_RUNNING, SLUG, VIDEO_ID, JobSerializer, job_conflict, job_payload

@@ -7,6 +7,9 @@ from django.db import transaction
 from .models import CueSource, SubtitleCue, Video
 from .subtitle_formats import Cue, Problem, parse_subtitles, to_webvtt
 
+# A larger "subtitle" file is almost certainly something else.
+SUBTITLE_MAX_BYTES = 20 * 1024 * 1024
+
 # File imports replace each other; speech recognition and manual cues are kept apart.
 FILE_SOURCES = (CueSource.SRT, CueSource.VTT, CueSource.LVB_JSON)
 

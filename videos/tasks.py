@@ -7,6 +7,12 @@ from jobs.services import job_progress, job_running
 
 from .models import Video
 
+# Model steps an admin starts by hand (they cost money): step → (task name, label).
+MODEL_STEPS = {
+    "transcribe": ("videos.transcribe", "Transcribing speech"),
+    "complexity": ("videos.complexity", "Scoring complexity"),
+}
+
 
 @shared_task(name="videos.process", acks_late=True)  # idempotent: safe to run twice
 def process(job_id: int) -> None:

@@ -19,9 +19,10 @@ from projects.permissions import Action, can, get_project_or_404
 from .curation import RULES, external_scores_import, video_curation_override
 from .ingest import DuplicateVideo, ImportRefused, video_import, video_process_start
 from .models import CurationDecision, CurationStatus, Video, VideoStatus
+from .subtitles import SUBTITLE_MAX_BYTES
+from .tasks import MODEL_STEPS
 from .score_files import score_rows
 
-SUBTITLE_MAX_BYTES = 20 * 1024 * 1024
 PAGE_SIZE = 50
 
 
@@ -135,13 +136,6 @@ def video_reprocess(request, slug, video_id):
     except JobAlreadyRunning:
         messages.info(request, f"{video.name} is already being processed.")
     return _back(request, slug, video)
-
-
-# Model steps an admin starts by hand (they cost money): step → (task, label).
-MODEL_STEPS = {
-    "transcribe": ("videos.transcribe", "Transcribing speech"),
-    "complexity": ("videos.complexity", "Scoring complexity"),
-}
 
 
 @login_required
