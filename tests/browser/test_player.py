@@ -183,3 +183,26 @@ def test_search_marks_survive_reload_and_the_help_lists_player_keys(live_server,
     for label in ("Play / pause", "Forward 5 seconds", "One frame forward", "Next clip", "Mark the current time",
                   "Search the transcript"):
         assert label in help_text
+
+
+def test_comments_are_fetched_lazily_and_throttled_while_playing(live_server, page, setup):
+    _, user, video = setup
+    login(page, live_server, user)
+    requests = []
+    page.on("request", lambda r: requests.append(r.url) if "/comments/?" in r.url else None)
+    open_player(page, live_server, video)
+    expect(page.locator("#comments-panel")).to_have_attribute("data-start", "0")
+    requests.clear()
+
+    page.evaluate("() => { window.playStartedAt = performance.now(); VidQA.player.play(); }")
+    page.wait_for_function("() => VidQA.player.currentTime > 3")
+    played_ms = page.evaluate("() => { VidQA.player.pause(); return performance.now() - window.playStartedAt; }")
+    page.wait_for_timeout(600)  # let the trailing request of the throttle go out
+    # It follows the playhead (more than one window asked for) but at most ~2 requests a second.
+    assert 2 <= len(requests) <= played_ms / 500 + 2, (len(requests), played_ms)
+    expect(page.locator("#comments-panel")).to_have_attribute("data-start", "0")  # still [0, t + 5) near 3 s
+
+    requests.clear()
+    page.keyboard.press("ArrowRight")  # a seek asks at once
+    expect(page.locator("#comments-panel")).not_to_have_attribute("data-start", "0")
+    assert len(requests) == 1
