@@ -36,7 +36,9 @@ class ReviewableItem(models.Model):
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.MACHINE)
     # Set on the first human edit; machine re-runs never touch such an item.
     human_edited = models.BooleanField(default=False)
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # What the machine first proposed, kept for the examiner's diff against the draft.
     machine_draft = models.JSONField(null=True, blank=True)
     draft_call = models.ForeignKey(LLMCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -100,7 +102,9 @@ class ChainPair(ReviewableItem):
         ordering = ["video", "before_index"]
         constraints = [
             models.UniqueConstraint(fields=["video", "before_index"], name="chainpair_unique_position"),
-            models.CheckConstraint(condition=~Q(chain_before=models.F("chain_after")), name="chainpair_distinct_chains"),
+            models.CheckConstraint(
+                condition=~Q(chain_before=models.F("chain_after")), name="chainpair_distinct_chains"
+            ),
             # That both chains belong to this video at clips before_index and before_index + 1 is
             # enforced by a trigger (see migrations).
         ]
@@ -203,6 +207,9 @@ class MCQVideo(models.Model):
             models.UniqueConstraint(fields=["mcq", "video"], name="mcqvideo_unique_video"),
         ]
 
+    def __str__(self) -> str:
+        return f"MCQ {self.mcq_id} · {self.role} #{self.order}: video {self.video_id}"
+
 
 class ReferredMoment(models.Model):
     """A moment the question points at, stamped from the player (time and frame index)."""
@@ -218,6 +225,9 @@ class ReferredMoment(models.Model):
     class Meta:
         ordering = ["mcq", "order", "time_s"]
         constraints = [models.CheckConstraint(condition=Q(time_s__gte=0), name="moment_time_nonnegative")]
+
+    def __str__(self) -> str:
+        return f"MCQ {self.mcq_id} @ {self.time_s:.3f} s (frame {self.frame_index})"
 
 
 class SeedStatus(models.TextChoices):
@@ -235,13 +245,18 @@ class SeedQuestion(models.Model):
     status = models.CharField(max_length=20, choices=SeedStatus.choices, default=SeedStatus.PROPOSED)
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.MACHINE)
     draft_call = models.ForeignKey(LLMCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     history = HistoricalRecords()
 
     class Meta:
         ordering = ["project", "task", "id"]
         constraints = [models.UniqueConstraint(fields=["project", "task", "text"], name="seed_unique_text")]
+
+    def __str__(self) -> str:
+        return f"[{self.task}] {self.text[:60]}"
 
 
 class VideoDescription(models.Model):
@@ -259,3 +274,6 @@ class VideoDescription(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["video", "agent_role", "model"], name="description_unique_agent"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.video_id} · {self.agent_role} · {self.model}"

@@ -34,7 +34,9 @@ class RuleSerializer(serializers.Serializer):
 class CurationDecisionSerializer(serializers.ModelSerializer):
     label = serializers.SerializerMethodField()
     overridden_by = serializers.CharField(
-        source="overridden_by.username", allow_null=True, read_only=True,
+        source="overridden_by.username",
+        allow_null=True,
+        read_only=True,
         help_text="The admin whose override stands over this decision, if any.",
     )
 
@@ -60,7 +62,9 @@ class CurationSerializer(serializers.Serializer):
     video_id = serializers.IntegerField(source="video.pk")
     curation_status = serializers.ChoiceField(choices=CurationStatus.choices, source="video.curation_status")
     overridden_by = serializers.CharField(
-        source="video.curation_overridden_by.username", allow_null=True, read_only=True,
+        source="video.curation_overridden_by.username",
+        allow_null=True,
+        read_only=True,
         help_text="The admin who kept or rejected the video whatever the rules say; null when the rules decide.",
     )
     complexity_score = serializers.IntegerField(source="video.complexity_score", allow_null=True)
@@ -91,7 +95,9 @@ class CurationDetailApi(ApiAuthMixin, APIView):
     """How the project's filter rules judged the video, each decision with its reason, and any override."""
 
     @extend_schema(
-        operation_id="videos_curation_retrieve", tags=["curation"], parameters=[SLUG, VIDEO_ID],
+        operation_id="videos_curation_retrieve",
+        tags=["curation"],
+        parameters=[SLUG, VIDEO_ID],
         responses={200: CurationSerializer},
     )
     def get(self, request, slug, video_id):
@@ -106,15 +112,19 @@ class CurationOverrideApi(ApiAuthMixin, APIView):
             help_text="`kept` or `rejected` overrides the rules; `pending` removes the override and lets the rules "
             "decide again.",
         )
-        note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000,
-                                     help_text="Why; kept beside each decision.")
+        note = serializers.CharField(
+            required=False, allow_blank=True, default="", max_length=2000, help_text="Why; kept beside each decision."
+        )
 
         class Meta:
             ref_name = "CurationOverride"
 
     @extend_schema(
-        operation_id="videos_curation_override", tags=["curation"], parameters=[SLUG, VIDEO_ID],
-        request=InputSerializer, responses={200: CurationSerializer},
+        operation_id="videos_curation_override",
+        tags=["curation"],
+        parameters=[SLUG, VIDEO_ID],
+        request=InputSerializer,
+        responses={200: CurationSerializer},
     )
     def post(self, request, slug, video_id):
         """Keep or reject the video whatever the rules say, or hand it back to the rules (admins).

@@ -56,11 +56,13 @@ class VideoUploadApi(ApiAuthMixin, APIView):
         # An empty file is the service's to refuse, with the same reason the browser shows (422).
         file = serializers.FileField(allow_empty_file=True, help_text="The video file.")
         name = serializers.CharField(
-            required=False, max_length=200,
+            required=False,
+            max_length=200,
             help_text="Name used in releases; defaults to the file name without extension (made unique).",
         )
         metadata = serializers.JSONField(
-            required=False, binary=True,
+            required=False,
+            binary=True,
             help_text="A JSON object: `topic_category`, `view_count`, `source_url`, `language`; other keys are kept "
             "as they are.",
         )
@@ -111,8 +113,13 @@ class VideoUploadApi(ApiAuthMixin, APIView):
         try:
             with _local_file(upload) as (path, sha256):
                 video = video_import(
-                    project=project, source=path, filename=upload.name, user=request.user, sha256=sha256,
-                    name=data.validated_data.get("name"), metadata=data.validated_data.get("metadata"),
+                    project=project,
+                    source=path,
+                    filename=upload.name,
+                    user=request.user,
+                    sha256=sha256,
+                    name=data.validated_data.get("name"),
+                    metadata=data.validated_data.get("metadata"),
                 )
         except DuplicateVideo as exc:
             details = {"existing_video_id": exc.existing.pk, "existing_video_name": exc.existing.name}
@@ -183,7 +190,9 @@ class ManifestImportApi(ApiAuthMixin, APIView):
             raise exceptions.ValidationError({"file": [str(exc)]}) from exc
         try:
             job = job_create(
-                project=project, kind=MANIFEST_TASK, user=request.user,
+                project=project,
+                kind=MANIFEST_TASK,
+                user=request.user,
                 params={"rows": stage_rows_json(rows), "filename": upload.name},
             )
         except JobAlreadyRunning as exc:
@@ -247,7 +256,8 @@ class VideoTranscribeApi(_ModelStepApi):
 
     class InputSerializer(serializers.Serializer):
         language = serializers.CharField(
-            required=False, max_length=10,
+            required=False,
+            max_length=10,
             help_text="Spoken language (ISO 639-1, e.g. `en`, `zh`); detected when omitted.",
         )
 

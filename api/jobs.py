@@ -67,8 +67,19 @@ class JobListItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = BackgroundJob
         fields = [
-            "id", "kind", "status", "target_type", "target_id", "progress", "message", "error", "created_by",
-            "created_at", "started_at", "finished_at", "links",
+            "id",
+            "kind",
+            "status",
+            "target_type",
+            "target_id",
+            "progress",
+            "message",
+            "error",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "links",
         ]
         ref_name = "JobListItem"
 

@@ -23,8 +23,7 @@ from videos.comment_formats import CommentFormatError, iter_comments
 from videos.comments import comments_density, comments_window
 from videos.models import Clip, CueSource, SubtitleCue
 from videos.subtitle_formats import SubtitleFormatError
-from videos.subtitles import subtitles_import
-from videos.subtitles import SUBTITLE_MAX_BYTES
+from videos.subtitles import SUBTITLE_MAX_BYTES, subtitles_import
 
 from .errors import ErrorResponseSerializer
 from .jobs import JOB_RUNNING, SLUG, VIDEO_ID, JobSerializer, job_conflict, job_payload
@@ -249,7 +248,10 @@ class CommentWindowApi(ApiAuthMixin, APIView):
         start = serializers.FloatField(help_text="Seconds from the start of the video.")
         end = serializers.FloatField(help_text="Seconds; not before `start`.")
         limit = serializers.IntegerField(
-            required=False, default=COMMENTS_DEFAULT_LIMIT, min_value=1, max_value=COMMENTS_MAX_LIMIT,
+            required=False,
+            default=COMMENTS_DEFAULT_LIMIT,
+            min_value=1,
+            max_value=COMMENTS_MAX_LIMIT,
             help_text=f"At most this many comments (default {COMMENTS_DEFAULT_LIMIT}, at most {COMMENTS_MAX_LIMIT}).",
         )
 
@@ -293,7 +295,10 @@ class CommentDensityApi(ApiAuthMixin, APIView):
 
     class InputSerializer(serializers.Serializer):
         bins = serializers.IntegerField(
-            required=False, default=DENSITY_DEFAULT_BINS, min_value=1, max_value=DENSITY_MAX_BINS,
+            required=False,
+            default=DENSITY_DEFAULT_BINS,
+            min_value=1,
+            max_value=DENSITY_MAX_BINS,
             help_text=f"Number of slices (default {DENSITY_DEFAULT_BINS}, at most {DENSITY_MAX_BINS}).",
         )
 
@@ -373,7 +378,10 @@ class CommentsImportApi(ApiAuthMixin, APIView):
         )
         try:
             job = job_create(
-                project=video.project, kind=COMMENTS_TASK, target=video, user=request.user,
+                project=video.project,
+                kind=COMMENTS_TASK,
+                target=video,
+                user=request.user,
                 params={"staged": staged, "filename": upload.name, "size": upload.size},
             )
         except JobAlreadyRunning as exc:

@@ -35,8 +35,15 @@ class ProjectListApi(ApiAuthMixin, generics.ListAPIView):
         class Meta:
             model = Project
             fields = [
-                "slug", "name", "kind", "description", "primary_language", "roles", "video_count",
-                "created_at", "links",
+                "slug",
+                "name",
+                "kind",
+                "description",
+                "primary_language",
+                "roles",
+                "video_count",
+                "created_at",
+                "links",
             ]
             ref_name = "ProjectListItem"
 
@@ -68,16 +75,36 @@ class ProjectDetailApi(ApiAuthMixin, generics.RetrieveAPIView):
         class Meta:
             model = Project
             fields = [
-                "slug", "name", "kind", "description", "primary_language", "roles", "video_count",
+                "slug",
+                "name",
+                "kind",
+                "description",
+                "primary_language",
+                "roles",
+                "video_count",
                 # Curation.
-                "min_duration_s", "min_scenes", "max_scenes", "min_mean_scene_s", "max_mean_scene_s",
-                "min_height_px", "min_complexity",
+                "min_duration_s",
+                "min_scenes",
+                "max_scenes",
+                "min_mean_scene_s",
+                "max_mean_scene_s",
+                "min_height_px",
+                "min_complexity",
                 # Scenes and clips.
-                "scene_threshold", "scene_min_s", "clip_pad_s",
+                "scene_threshold",
+                "scene_min_s",
+                "clip_pad_s",
                 # Drafts and quality gate.
-                "frames_per_clip", "frame_max_side_px", "chain_min_turns", "chain_max_turns",
-                "judge_enabled", "judge_threshold", "path_jump_probability",
-                "created_at", "updated_at", "links",
+                "frames_per_clip",
+                "frame_max_side_px",
+                "chain_min_turns",
+                "chain_max_turns",
+                "judge_enabled",
+                "judge_threshold",
+                "path_jump_probability",
+                "created_at",
+                "updated_at",
+                "links",
             ]
             ref_name = "ProjectDetail"
 

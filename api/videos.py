@@ -78,8 +78,20 @@ class VideoListApi(ApiAuthMixin, generics.ListAPIView):
         class Meta:
             model = Video
             fields = [
-                "id", "name", "status", "curation_status", "split", "duration_s", "fps", "width", "height",
-                "has_audio", "size_bytes", "clip_count", "created_at", "links",
+                "id",
+                "name",
+                "status",
+                "curation_status",
+                "split",
+                "duration_s",
+                "fps",
+                "width",
+                "height",
+                "has_audio",
+                "size_bytes",
+                "clip_count",
+                "created_at",
+                "links",
             ]
             ref_name = "VideoListItem"
 
@@ -114,16 +126,42 @@ class VideoDetailApi(ApiAuthMixin, generics.RetrieveAPIView):
         class Meta:
             model = Video
             fields = [
-                "id", "name", "original_filename", "sha256", "size_bytes",
+                "id",
+                "name",
+                "original_filename",
+                "sha256",
+                "size_bytes",
                 # Probe.
-                "duration_s", "fps", "fps_is_variable", "frame_count", "width", "height", "rotation",
-                "container", "video_codec", "audio_codec", "has_audio", "start_time_s", "probe",
+                "duration_s",
+                "fps",
+                "fps_is_variable",
+                "frame_count",
+                "width",
+                "height",
+                "rotation",
+                "container",
+                "video_codec",
+                "audio_codec",
+                "has_audio",
+                "start_time_s",
+                "probe",
                 # Pipeline.
-                "status", "status_reason", "curation_status", "complexity_score", "unusable_reason",
+                "status",
+                "status_reason",
+                "curation_status",
+                "complexity_score",
+                "unusable_reason",
                 "split",
                 # Release metadata.
-                "topic_category", "view_count", "source_url", "language", "metadata",
-                "clip_count", "created_at", "updated_at", "links",
+                "topic_category",
+                "view_count",
+                "source_url",
+                "language",
+                "metadata",
+                "clip_count",
+                "created_at",
+                "updated_at",
+                "links",
             ]
             ref_name = "VideoDetail"
 

@@ -130,30 +130,75 @@ def generate(*, scale: float = 1.0, seed: int = 20250101, slug: str = DEFAULT_SL
     gen.stage_seconds["analyze"] = round(time.perf_counter() - mark, 2)
     seconds = time.perf_counter() - started
     return Dataset(
-        project_id=gen.project.id, slug=slug, scale=scale, seed=seed, seconds=seconds, counts=gen.counts,
-        stage_seconds=gen.stage_seconds, admin_username=gen.admin.username,
+        project_id=gen.project.id,
+        slug=slug,
+        scale=scale,
+        seed=seed,
+        seconds=seconds,
+        counts=gen.counts,
+        stage_seconds=gen.stage_seconds,
+        admin_username=gen.admin.username,
     )
 
 
 # --- Text -------------------------------------------------------------------------------------
 SUBJECTS = [
-    "the man in the red jacket", "the woman holding a cup", "the child on the bench", "the brown dog",
-    "the cyclist", "the chef", "the host", "the player in white", "the driver", "the streamer",
-    "the girl with the backpack", "the old man", "the waiter", "the guitarist", "the referee",
+    "the man in the red jacket",
+    "the woman holding a cup",
+    "the child on the bench",
+    "the brown dog",
+    "the cyclist",
+    "the chef",
+    "the host",
+    "the player in white",
+    "the driver",
+    "the streamer",
+    "the girl with the backpack",
+    "the old man",
+    "the waiter",
+    "the guitarist",
+    "the referee",
 ]
 ACTIONS = [
-    "pick up the box", "open the door", "turn left at the corner", "start cooking", "wave at the camera",
-    "sit down", "put the phone away", "cross the street", "pour the water", "read the sign",
-    "hand over the keys", "climb the stairs", "switch on the lamp", "paint the wall", "count the coins",
+    "pick up the box",
+    "open the door",
+    "turn left at the corner",
+    "start cooking",
+    "wave at the camera",
+    "sit down",
+    "put the phone away",
+    "cross the street",
+    "pour the water",
+    "read the sign",
+    "hand over the keys",
+    "climb the stairs",
+    "switch on the lamp",
+    "paint the wall",
+    "count the coins",
 ]
 PLACES = [
-    "in the kitchen", "on the street", "near the window", "on the stage", "in the park", "at the counter",
-    "in the car", "by the river", "in the classroom", "on the balcony", "at the market", "in the studio",
+    "in the kitchen",
+    "on the street",
+    "near the window",
+    "on the stage",
+    "in the park",
+    "at the counter",
+    "in the car",
+    "by the river",
+    "in the classroom",
+    "on the balcony",
+    "at the market",
+    "in the studio",
 ]
 REASONS = [
-    "because the others are waiting", "to get ready for the next step", "since it started to rain",
-    "so that the guests can see it", "because the light changed", "to avoid the crowd",
-    "as the timer went off", "to show the audience how it works",
+    "because the others are waiting",
+    "to get ready for the next step",
+    "since it started to rain",
+    "so that the guests can see it",
+    "because the light changed",
+    "to avoid the crowd",
+    "as the timer went off",
+    "to show the audience how it works",
 ]
 QUESTION_FORMS = {
     "II": "Why does {s} {a} {p}?",
@@ -166,29 +211,88 @@ QUESTION_FORMS = {
     "CSI": "Why is it sensible for {s} to {a} {p}?",
     "ECA": "What happens right after {s} begins to {a} {p}?",
 }
-OBJECTS = ["a red umbrella", "a wooden chair", "a blue bicycle", "a glass jar", "a paper map", "a black hat",
-           "a green bottle", "a white cat", "a laptop", "a clock", "a bunch of flowers", "a yellow taxi"]
+OBJECTS = [
+    "a red umbrella",
+    "a wooden chair",
+    "a blue bicycle",
+    "a glass jar",
+    "a paper map",
+    "a black hat",
+    "a green bottle",
+    "a white cat",
+    "a laptop",
+    "a clock",
+    "a bunch of flowers",
+    "a yellow taxi",
+]
 COLOURS = ["red", "green", "blue", "white", "black", "yellow", "brown", "grey", "orange", "purple"]
 COMMENT_PHRASES = [
-    "lol", "666", "wow", "nice shot", "what is that?", "hello from Berlin", "first time here", "so cute",
-    "again!", "I love this part", "who else is watching in 2025", "that was close", "hahaha", "gg",
-    "can you show it again", "the music is great", "no way", "ok this is amazing", "same here", "???",
-    "太强了", "哈哈哈哈", "来了来了", "前方高能", "good morning", "turn up the volume", "is this live?",
-    "respect", "legend", "this streamer is the best", "watching from Brazil", "W", "L", "clip it",
+    "lol",
+    "666",
+    "wow",
+    "nice shot",
+    "what is that?",
+    "hello from Berlin",
+    "first time here",
+    "so cute",
+    "again!",
+    "I love this part",
+    "who else is watching in 2025",
+    "that was close",
+    "hahaha",
+    "gg",
+    "can you show it again",
+    "the music is great",
+    "no way",
+    "ok this is amazing",
+    "same here",
+    "???",
+    "太强了",
+    "哈哈哈哈",
+    "来了来了",
+    "前方高能",
+    "good morning",
+    "turn up the volume",
+    "is this live?",
+    "respect",
+    "legend",
+    "this streamer is the best",
+    "watching from Brazil",
+    "W",
+    "L",
+    "clip it",
 ]
 COMMENT_SUFFIXES = ["", "", "", "!", "!!", " haha", " +1", " 😂", " 🔥", " ...", " again"]
 CUE_FORMS = [
-    "Now {s} is going to {a}.", "Look, {s} wants to {a} {p}.", "Let's see whether {s} can {a}.",
-    "Welcome back, everyone.", "Okay, here we go.", "As you can see, it is getting late {p}.",
-    "I think {s} will {a} {r}.", "Thanks for watching so far.",
+    "Now {s} is going to {a}.",
+    "Look, {s} wants to {a} {p}.",
+    "Let's see whether {s} can {a}.",
+    "Welcome back, everyone.",
+    "Okay, here we go.",
+    "As you can see, it is getting late {p}.",
+    "I think {s} will {a} {r}.",
+    "Thanks for watching so far.",
 ]
-FLAG_REASONS = ["wrong category", "answer not supported by the video", "question answerable without video",
-                "referred moment missing", "distractor too easy", "pronoun ambiguity", "grammar"]
+FLAG_REASONS = [
+    "wrong category",
+    "answer not supported by the video",
+    "question answerable without video",
+    "referred moment missing",
+    "distractor too easy",
+    "pronoun ambiguity",
+    "grammar",
+]
 
 # Status of reviewable items: a busy project has most accepted and the rest spread over the stages.
 STATUS_WEIGHTS = {
-    "draft": 8, "annotating": 15, "submitted": 4, "scored": 4, "examining": 12, "flagged": 4,
-    "revising": 8, "accepted": 45,
+    "draft": 8,
+    "annotating": 15,
+    "submitted": 4,
+    "scored": 4,
+    "examining": 12,
+    "flagged": 4,
+    "revising": 8,
+    "accepted": 45,
 }
 FORWARD = ["draft", "annotating", "submitted", "scored", "examining", "accepted"]
 
@@ -283,13 +387,17 @@ def _loading(model) -> Iterator[None]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint"
-            " WHERE conrelid = %s::regclass AND contype = 'f' ORDER BY conname", [table])
+            " WHERE conrelid = %s::regclass AND contype = 'f' ORDER BY conname",
+            [table],
+        )
         keys = cursor.fetchall()
         cursor.execute(
             "SELECT indexrelid::regclass::text, pg_get_indexdef(indexrelid) FROM pg_index"
             " WHERE indrelid = %s::regclass AND NOT indisprimary AND NOT indisunique"
             " AND NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conindid = indexrelid)"
-            " ORDER BY 1", [table])
+            " ORDER BY 1",
+            [table],
+        )
         indexes = cursor.fetchall()
         # A table with deferred checks still queued cannot be altered: run the queued checks now.
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
@@ -342,9 +450,17 @@ class _Generator:
         self.stage_seconds: dict[str, float] = {}
 
     def run(self) -> None:
-        for stage in (self._project_and_people, self._videos, self._clips_and_chains,
-                      self._chain_pairs_and_relations, self._mcqs, self._cues, self._comments, self._review_log,
-                      self._backdate):
+        for stage in (
+            self._project_and_people,
+            self._videos,
+            self._clips_and_chains,
+            self._chain_pairs_and_relations,
+            self._mcqs,
+            self._cues,
+            self._comments,
+            self._review_log,
+            self._backdate,
+        ):
             started = time.perf_counter()
             stage()
             self.stage_seconds[stage.__name__.lstrip("_")] = round(time.perf_counter() - started, 2)
@@ -359,14 +475,27 @@ class _Generator:
 
         User = get_user_model()
         self.project = Project.objects.create(
-            name=f"Benchmark scale ({self.slug})", slug=self.slug, kind=ProjectKind.SVBENCH,
+            name=f"Benchmark scale ({self.slug})",
+            slug=self.slug,
+            kind=ProjectKind.SVBENCH,
             description="Generated by bench.datagen for benchmarks; content is synthetic.",
         )
         hashed = make_password(PASSWORD)  # once: hashing is deliberately slow
-        people = [("admin", 1, Role.ADMIN), ("annotator", self.t.annotators, Role.ANNOTATOR),
-                  ("examiner", self.t.examiners, Role.EXAMINER), ("reviser", self.t.revisers, Role.REVISER)]
-        users = [User(username=f"{self.slug}-{label}-{i:02d}", email=f"{self.slug}-{label}-{i:02d}@example.org",
-                      password=hashed) for label, n, _ in people for i in range(n)]
+        people = [
+            ("admin", 1, Role.ADMIN),
+            ("annotator", self.t.annotators, Role.ANNOTATOR),
+            ("examiner", self.t.examiners, Role.EXAMINER),
+            ("reviser", self.t.revisers, Role.REVISER),
+        ]
+        users = [
+            User(
+                username=f"{self.slug}-{label}-{i:02d}",
+                email=f"{self.slug}-{label}-{i:02d}@example.org",
+                password=hashed,
+            )
+            for label, n, _ in people
+            for i in range(n)
+        ]
         User.objects.bulk_create(users, batch_size=BATCH)
         by_role: dict[str, list] = {}
         it = iter(users)
@@ -396,8 +525,9 @@ class _Generator:
         ]
         self.queues: dict[tuple[str, str], int] = {}
         for priority, (name, stage, kind, members) in enumerate(queue_specs):
-            queue = ReviewQueue.objects.create(project=self.project, name=name, stage=stage, item_kind=kind,
-                                               priority=len(queue_specs) - priority)
+            queue = ReviewQueue.objects.create(
+                project=self.project, name=name, stage=stage, item_kind=kind, priority=len(queue_specs) - priority
+            )
             queue.members.set(members)
             self.queues[(str(kind), stage)] = queue.id
         self.counts["review_queues"] = len(queue_specs)
@@ -421,18 +551,32 @@ class _Generator:
             fps = rng.choice([24.0, 25.0, 29.97, 30.0])
             width, height = rng.choice([(1280, 720), (1920, 1080), (854, 480), (720, 1280)])
             name = f"bench_{i:05d}"
-            videos.append(Video(
-                project=self.project, name=name,
-                original=f"projects/{self.project.id}/videos/{name}.mp4", original_filename=f"{name}.mp4",
-                sha256=hashlib.sha256(f"{self.seed}:{name}".encode()).hexdigest(),
-                size_bytes=int(duration * rng.uniform(150_000, 600_000)),
-                duration_s=duration, fps=fps, frame_count=int(duration * fps), width=width, height=height,
-                container="mov,mp4,m4a,3gp,3g2,mj2", video_codec="h264", audio_codec="aac", has_audio=True,
-                status=VideoStatus.READY,
-                curation_status=CurationStatus.REJECTED if rng.random() < 0.03 else CurationStatus.KEPT,
-                complexity_score=rng.randint(3, 10), topic_category=rng.choice(topics),
-                view_count=int(rng.paretovariate(1.2) * 1000), language="en", created_by_id=self.admin.id,
-            ))
+            videos.append(
+                Video(
+                    project=self.project,
+                    name=name,
+                    original=f"projects/{self.project.id}/videos/{name}.mp4",
+                    original_filename=f"{name}.mp4",
+                    sha256=hashlib.sha256(f"{self.seed}:{name}".encode()).hexdigest(),
+                    size_bytes=int(duration * rng.uniform(150_000, 600_000)),
+                    duration_s=duration,
+                    fps=fps,
+                    frame_count=int(duration * fps),
+                    width=width,
+                    height=height,
+                    container="mov,mp4,m4a,3gp,3g2,mj2",
+                    video_codec="h264",
+                    audio_codec="aac",
+                    has_audio=True,
+                    status=VideoStatus.READY,
+                    curation_status=CurationStatus.REJECTED if rng.random() < 0.03 else CurationStatus.KEPT,
+                    complexity_score=rng.randint(3, 10),
+                    topic_category=rng.choice(topics),
+                    view_count=int(rng.paretovariate(1.2) * 1000),
+                    language="en",
+                    created_by_id=self.admin.id,
+                )
+            )
         Video.objects.bulk_create(videos, batch_size=BATCH)
         self.videos = videos
         self.counts["videos"] = len(videos)
@@ -446,15 +590,26 @@ class _Generator:
         clips = []
         for video, bounds in zip(self.videos, self.scenes, strict=True):
             for index, (start, end) in enumerate(bounds):
-                clips.append(Clip(
-                    video=video, index=index, scene_start_s=start, scene_end_s=end,
-                    start_s=round(max(0.0, start - pad), 3), end_s=round(min(video.duration_s, end + pad), 3),
-                ))
+                clips.append(
+                    Clip(
+                        video=video,
+                        index=index,
+                        scene_start_s=start,
+                        scene_end_s=end,
+                        start_s=round(max(0.0, start - pad), 3),
+                        end_s=round(min(video.duration_s, end + pad), 3),
+                    )
+                )
         Clip.objects.bulk_create(clips, batch_size=BATCH)
 
         n_chains = len(clips)
-        per_chain = _spread(self.t.qa_pairs, n_chains, rng, base=min(3, self.t.qa_pairs // n_chains),
-                            cap=max(6, math.ceil(self.t.qa_pairs / n_chains)))
+        per_chain = _spread(
+            self.t.qa_pairs,
+            n_chains,
+            rng,
+            base=min(3, self.t.qa_pairs // n_chains),
+            cap=max(6, math.ceil(self.t.qa_pairs / n_chains)),
+        )
         skills = [s["code"] for s in SVBENCH_SKILLS]
         chains, pairs, self.pairs_of = [], [], []
         for clip, n in zip(clips, per_chain, strict=True):
@@ -492,8 +647,13 @@ class _Generator:
         position = 0
         for video, n in zip(self.videos, self.chains_per_video, strict=True):
             for i in range(n - 1):
-                cp = ChainPair(project=self.project, video=video, before_index=i,
-                               chain_before=self.chains[position + i], chain_after=self.chains[position + i + 1])
+                cp = ChainPair(
+                    project=self.project,
+                    video=video,
+                    before_index=i,
+                    chain_before=self.chains[position + i],
+                    chain_after=self.chains[position + i + 1],
+                )
                 self._set_workflow(cp, "chain_pair", scored=False)
                 chain_pairs.append(cp)
                 pair_chains.append(position + i)
@@ -518,14 +678,21 @@ class _Generator:
             rewritten = decision == RelationDecision.ACCEPTED
             later = to_pair.question
             rewrite = f"Compared with the earlier scene, {later[0].lower()}{later[1:]}" if rewritten else ""
-            relations.append(Relation(
-                chain_pair=cp, from_pair=from_pair, to_pair=to_pair, relation_type=rng.choice(types),
-                origin="machine" if rng.random() < 0.85 else "human", decision=decision,
-                rationale=f"Both turns concern {rng.choice(SUBJECTS)}.",
-                original_question=to_pair.question, original_answer=to_pair.answer,
-                rewritten_question=rewrite,
-                rewritten_answer=to_pair.answer if rewritten else "",
-            ))
+            relations.append(
+                Relation(
+                    chain_pair=cp,
+                    from_pair=from_pair,
+                    to_pair=to_pair,
+                    relation_type=rng.choice(types),
+                    origin="machine" if rng.random() < 0.85 else "human",
+                    decision=decision,
+                    rationale=f"Both turns concern {rng.choice(SUBJECTS)}.",
+                    original_question=to_pair.question,
+                    original_answer=to_pair.answer,
+                    rewritten_question=rewrite,
+                    rewritten_answer=to_pair.answer if rewritten else "",
+                )
+            )
         Relation.objects.bulk_create(relations, batch_size=BATCH)
         self.counts["chain_pairs"] = len(chain_pairs)
         self.counts["relations"] = len(relations)
@@ -546,13 +713,27 @@ class _Generator:
             if style < 0.85:  # LongVideoBench: referring query, referred moments
                 cat = rng.choice(categories)
                 query = f"When {subject} begins to {action} {place}"
-                rest = rng.choice(["what colour is the object on the table?", "which object appears next?",
-                                   "what does the person beside them hold?", "what happens right after that?"])
+                rest = rng.choice(
+                    [
+                        "what colour is the object on the table?",
+                        "which object appears next?",
+                        "what does the person beside them hold?",
+                        "what happens right after that?",
+                    ]
+                )
                 options = rng.sample(COLOURS if "colour" in rest else OBJECTS, rng.choice([4, 5]))
-                mcq = MCQ(project=self.project, question=f"{query}, {rest}", referring_query=query,
-                          referring_start=0, referring_end=len(query), question_wo_referring_query=_cap(rest),
-                          options=options, correct_index=rng.randrange(len(options)), category=cat["code"],
-                          level=cat["level"])
+                mcq = MCQ(
+                    project=self.project,
+                    question=f"{query}, {rest}",
+                    referring_query=query,
+                    referring_start=0,
+                    referring_end=len(query),
+                    question_wo_referring_query=_cap(rest),
+                    options=options,
+                    correct_index=rng.randrange(len(options)),
+                    category=cat["code"],
+                    level=cat["level"],
+                )
                 others = []
                 n_moments = 1 if cat["level"] == L1 else rng.randint(2, 3)
                 for order, t in enumerate(sorted(rng.uniform(0, video.duration_s) for _ in range(n_moments))):
@@ -560,23 +741,34 @@ class _Generator:
             elif style < 0.95:  # MVPBench: a reference video and ordered candidates; answer is a label
                 others = [v for v in rng.sample(self.videos, min(4, len(self.videos))) if v is not video][:3]
                 labels = [str(i + 1) for i in range(len(others))]
-                mcq = MCQ(project=self.project, question="Which candidate video continues the reference video? "
-                          + " ".join("<video>" for _ in range(len(others) + 1)),
-                          options=labels, correct_index=rng.randrange(len(labels)), category="continuation",
-                          task_group="temporal")
+                mcq = MCQ(
+                    project=self.project,
+                    question="Which candidate video continues the reference video? "
+                    + " ".join("<video>" for _ in range(len(others) + 1)),
+                    options=labels,
+                    correct_index=rng.randrange(len(labels)),
+                    category="continuation",
+                    task_group="temporal",
+                )
             else:  # LiViBench: a task of a task group, no referring query
                 task = rng.choice(self.livibench_tasks)
                 others = []
                 options = rng.sample(OBJECTS, 4)
-                mcq = MCQ(project=self.project, question=f"In this livestream, which object does {subject} use most?",
-                          options=options, correct_index=rng.randrange(4), category=task["task"],
-                          task_group=task["group"])
+                mcq = MCQ(
+                    project=self.project,
+                    question=f"In this livestream, which object does {subject} use most?",
+                    options=options,
+                    correct_index=rng.randrange(4),
+                    category=task["task"],
+                    task_group=task["group"],
+                )
             self._set_workflow(mcq, "mcq", scored=False)
             mcqs.append(mcq)
             role = VideoRole.REFERENCE if others else VideoRole.MAIN
             links.append(MCQVideo(mcq=mcq, video=video, role=role, order=0))
-            links.extend(MCQVideo(mcq=mcq, video=v, role=VideoRole.CANDIDATE, order=i)
-                         for i, v in enumerate(others, start=1))
+            links.extend(
+                MCQVideo(mcq=mcq, video=v, role=VideoRole.CANDIDATE, order=i) for i, v in enumerate(others, start=1)
+            )
         MCQ.objects.bulk_create(mcqs, batch_size=BATCH)
         for mcq, video, t, order in moment_videos:
             frame = min(int(round(t * video.fps)), video.frame_count - 1)
@@ -594,9 +786,16 @@ class _Generator:
 
         rng = self.rng
         total = 0
-        texts = [_copy_text(_cap(rng.choice(CUE_FORMS).format(
-            s=rng.choice(SUBJECTS), a=rng.choice(ACTIONS), p=rng.choice(PLACES), r=rng.choice(REASONS))))
-            for _ in range(5000)]
+        texts = [
+            _copy_text(
+                _cap(
+                    rng.choice(CUE_FORMS).format(
+                        s=rng.choice(SUBJECTS), a=rng.choice(ACTIONS), p=rng.choice(PLACES), r=rng.choice(REASONS)
+                    )
+                )
+            )
+            for _ in range(5000)
+        ]
 
         def rows() -> Iterator[str]:
             nonlocal total
@@ -638,8 +837,9 @@ class _Generator:
                 times = sorted(random_() * duration for _ in range(n))
                 yield "".join(
                     f"{vid}\t{t:.3f}\t{text}\t{user}\t{meta}\n"
-                    for t, text, user, meta in zip(times, choices(texts, k=n), choices(users, k=n),
-                                                   choices(metadata, k=n), strict=True)
+                    for t, text, user, meta in zip(
+                        times, choices(texts, k=n), choices(users, k=n), choices(metadata, k=n), strict=True
+                    )
                 )
 
         copy_rows(Comment, ["video", "time_s", "text", "user", "metadata"], rows(), now=self.now)
@@ -658,14 +858,23 @@ class _Generator:
         else:  # through one round of flag and revision
             to_exam = forward[: forward.index("examining") + 1]
             tail = {"flagged": ["flagged"], "revising": ["flagged", "revising"]}.get(
-                status, ["flagged", "revising"] + forward[forward.index("submitted"):])
+                status, ["flagged", "revising"] + forward[forward.index("submitted") :]
+            )
             path = to_exam + tail
             status = path[-1]
         author = rng.choice(self.annotators) if len(path) > 1 else None
         examiner = rng.choice([e for e in self.examiners if e != author])
         reviser = rng.choice([r for r in self.revisers if r not in (author, examiner)] or self.revisers)
-        actor_for = {"draft": None, "annotating": author, "submitted": author, "scored": None, "examining": None,
-                     "flagged": examiner, "revising": reviser, "accepted": examiner}
+        actor_for = {
+            "draft": None,
+            "annotating": author,
+            "submitted": author,
+            "scored": None,
+            "examining": None,
+            "flagged": examiner,
+            "revising": reviser,
+            "accepted": examiner,
+        }
         when = self.t0 + timedelta(seconds=rng.uniform(0, 0.8 * HISTORY_DAYS * 86400))
         version, steps, previous = 1, [], ""
         for to in path:
@@ -706,11 +915,27 @@ class _Generator:
                     reasons = rng.sample(FLAG_REASONS, rng.randint(1, 2)) if to == "flagged" else []
                     comment = "Please fix: " + "; ".join(reasons) if reasons else ""
                     events += 1
-                    yield (f"{r}\t{self.project.id}\t{_copy_text(actor)}\t{previous}\t{to}\t"
-                           f"{_copy_text(reasons)}\t{_copy_text(comment)}\t{version}\t{when.isoformat()}\n")
+                    yield (
+                        f"{r}\t{self.project.id}\t{_copy_text(actor)}\t{previous}\t{to}\t"
+                        f"{_copy_text(reasons)}\t{_copy_text(comment)}\t{version}\t{when.isoformat()}\n"
+                    )
 
-        copy_rows(ReviewEvent, [*ref_fields, "project", "actor", "from_status", "to_status", "reasons", "comment",
-                                "item_version", "created_at"], event_lines(), now=self.now)
+        copy_rows(
+            ReviewEvent,
+            [
+                *ref_fields,
+                "project",
+                "actor",
+                "from_status",
+                "to_status",
+                "reasons",
+                "comment",
+                "item_version",
+                "created_at",
+            ],
+            event_lines(),
+            now=self.now,
+        )
 
         def score_lines() -> Iterator[str]:
             nonlocal scores
@@ -724,12 +949,28 @@ class _Generator:
                     dims = {d: rng.randint(low, 100) for d in CHAIN_JUDGE_DIMENSIONS}
                     overall = round(sum(dims.values()) / len(dims))
                     scores += 1
-                    yield (f"{ref(item)}\t{self.project.id}\t{version}\t{_copy_text(dims)}\t{overall}\t90\t"
-                           f"{_copy_text(overall >= 90)}\t{'' if overall >= 90 else 'Answers drift from the clip.'}\t"
-                           f"{when.isoformat()}\n")
+                    yield (
+                        f"{ref(item)}\t{self.project.id}\t{version}\t{_copy_text(dims)}\t{overall}\t90\t"
+                        f"{_copy_text(overall >= 90)}\t{'' if overall >= 90 else 'Answers drift from the clip.'}\t"
+                        f"{when.isoformat()}\n"
+                    )
 
-        copy_rows(QualityScore, [*ref_fields, "project", "item_version", "dimensions", "overall", "threshold",
-                                 "passed", "comments", "created_at"], score_lines(), now=self.now)
+        copy_rows(
+            QualityScore,
+            [
+                *ref_fields,
+                "project",
+                "item_version",
+                "dimensions",
+                "overall",
+                "threshold",
+                "passed",
+                "comments",
+                "created_at",
+            ],
+            score_lines(),
+            now=self.now,
+        )
 
         def assignment_lines() -> Iterator[str]:
             nonlocal assignments
@@ -741,29 +982,58 @@ class _Generator:
                     if stage in holder and holder[stage] is not None:
                         assignments += 1
                         # Heartbeats kept the lease alive until the work was handed on.
-                        yield self._assignment_line(r, item, stage, holder[stage], "completed", start,
-                                                    end + lease, end, end)
+                        yield self._assignment_line(
+                            r, item, stage, holder[stage], "completed", start, end + lease, end, end
+                        )
                 # Work in hand: about half the items at a human stage are leased right now, some of
                 # those leases already past their expiry and not yet swept.
                 stage = item.status
                 if stage in holder and holder[stage] is not None and rng.random() < 0.5:
                     leased = self.now - timedelta(seconds=rng.uniform(0, 45 * 60))
                     assignments += 1
-                    yield self._assignment_line(r, item, stage, holder[stage], "active", leased, leased + lease,
-                                                leased, None)
+                    yield self._assignment_line(
+                        r, item, stage, holder[stage], "active", leased, leased + lease, leased, None
+                    )
 
-        copy_rows(Assignment, [*ref_fields, "project", "queue", "stage", "assignee", "assigned_by", "status",
-                               "leased_at", "lease_expires_at", "heartbeat_at", "completed_at"],
-                  assignment_lines(), now=self.now)
+        copy_rows(
+            Assignment,
+            [
+                *ref_fields,
+                "project",
+                "queue",
+                "stage",
+                "assignee",
+                "assigned_by",
+                "status",
+                "leased_at",
+                "lease_expires_at",
+                "heartbeat_at",
+                "completed_at",
+            ],
+            assignment_lines(),
+            now=self.now,
+        )
         self.counts["review_events"] = events
         self.counts["quality_scores"] = scores
         self.counts["assignments"] = assignments
 
-    def _assignment_line(self, ref: str, item, stage: str, assignee: int, status: str, leased: datetime,
-                         expires: datetime, heartbeat: datetime, completed: datetime | None) -> str:
+    def _assignment_line(
+        self,
+        ref: str,
+        item,
+        stage: str,
+        assignee: int,
+        status: str,
+        leased: datetime,
+        expires: datetime,
+        heartbeat: datetime,
+        completed: datetime | None,
+    ) -> str:
         queue = self.queues.get((item._kind, stage))
-        return (f"{ref}\t{self.project.id}\t{_copy_text(queue)}\t{stage}\t{assignee}\t{self.admin.id}\t{status}\t"
-                f"{leased.isoformat()}\t{expires.isoformat()}\t{heartbeat.isoformat()}\t{_copy_text(completed)}\n")
+        return (
+            f"{ref}\t{self.project.id}\t{_copy_text(queue)}\t{stage}\t{assignee}\t{self.admin.id}\t{status}\t"
+            f"{leased.isoformat()}\t{expires.isoformat()}\t{heartbeat.isoformat()}\t{_copy_text(completed)}\n"
+        )
 
     def _backdate(self) -> None:
         """bulk_create stamps `created_at` with now; the project's history starts 60 days back."""
@@ -778,7 +1048,8 @@ class _Generator:
         Clip.objects.filter(video__project=self.project).update(created_at=t0)
         for model in (QAChain, ChainPair, MCQ):
             model.objects.filter(project=self.project).update(
-                created_at=t0, updated_at=Coalesce("accepted_at", "submitted_at", Value(t0)))
+                created_at=t0, updated_at=Coalesce("accepted_at", "submitted_at", Value(t0))
+            )
         Relation.objects.filter(chain_pair__project=self.project).update(created_at=t0, updated_at=t0)
 
 
@@ -795,8 +1066,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith(("postgres://", "postgresql://", "pgsql://")):
-        print("bench.datagen: set DATABASE_URL to a PostgreSQL database (postgres://user@host:port/name); "
-              "`make bench` starts one for you.", file=sys.stderr)
+        print(
+            "bench.datagen: set DATABASE_URL to a PostgreSQL database (postgres://user@host:port/name); "
+            "`make bench` starts one for you.",
+            file=sys.stderr,
+        )
         return 2
     try:
         Targets().scaled(args.scale)
@@ -819,8 +1093,10 @@ def main(argv: list[str] | None = None) -> int:
     width = max(len(k) for k in dataset.counts)
     for name, n in dataset.counts.items():
         print(f"{name:<{width}}  {n:>9,}")
-    print(f"project {dataset.slug!r} (id {dataset.project_id}), scale {dataset.scale:g}, seed {dataset.seed}: "
-          f"{dataset.seconds:.1f} s; logins {dataset.admin_username} … / password {dataset.password!r}")
+    print(
+        f"project {dataset.slug!r} (id {dataset.project_id}), scale {dataset.scale:g}, seed {dataset.seed}: "
+        f"{dataset.seconds:.1f} s; logins {dataset.admin_username} … / password {dataset.password!r}"
+    )
     return 0
 
 

@@ -48,7 +48,8 @@ def discover_figures(package: str = "bench.figures") -> list[Figure]:
         for figure in getattr(module, "FIGURES", []):
             if figure.name in where:
                 raise SelectionError(
-                    f"figure {figure.name!r} is defined twice: in {where[figure.name]} and {module_name}")
+                    f"figure {figure.name!r} is defined twice: in {where[figure.name]} and {module_name}"
+                )
             where[figure.name] = module_name
             figures.append(figure)
     return figures
@@ -117,12 +118,19 @@ def run_figures(figures: list[Figure], ctx: BenchContext, out=None) -> tuple[lis
 def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="make bench", description="Measure the benchmark figures.")
     parser.add_argument("--only", help="comma-separated figure names (default: all)")
-    parser.add_argument("--scale", type=float, default=1.0,
-                        help="data size as a fraction of the full benchmark (default 1; smaller for quick checks)")
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="data size as a fraction of the full benchmark (default 1; smaller for quick checks)",
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--results", type=Path,
-                        help="JSON file to merge into (default bench/results.json; at another scale "
-                             "bench/.work/results-scale<S>.json, so a quick run never overwrites full-scale figures)")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        help="JSON file to merge into (default bench/results.json; at another scale "
+        "bench/.work/results-scale<S>.json, so a quick run never overwrites full-scale figures)",
+    )
     parser.add_argument("--list", action="store_true", help="list the figures and exit")
     return parser.parse_args(argv)
 
@@ -167,8 +175,12 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["DJANGO_MEDIA_ROOT"] = str(base / "media")
         os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.base"
         os.environ.pop("DJANGO_DEBUG", None)  # DEBUG would keep every query in memory
-        print(f"bench: PostgreSQL at {pg.url}{', Redis at ' + redis_url if redis_url else ''}; "
-              f"scale {args.scale:g}, seed {args.seed}", file=sys.stderr, flush=True)
+        print(
+            f"bench: PostgreSQL at {pg.url}{', Redis at ' + redis_url if redis_url else ''}; "
+            f"scale {args.scale:g}, seed {args.seed}",
+            file=sys.stderr,
+            flush=True,
+        )
 
         import django
         from django.core.management import call_command

@@ -34,15 +34,24 @@ def job_create(*, project, kind: str, target=None, params: dict | None = None, u
     with transaction.atomic():
         active = (
             BackgroundJob.objects.select_for_update()
-            .filter(project=project, kind=kind, target_type=target_type, target_id=target_id,
-                    status__in=[JobStatus.QUEUED, JobStatus.RUNNING])
+            .filter(
+                project=project,
+                kind=kind,
+                target_type=target_type,
+                target_id=target_id,
+                status__in=[JobStatus.QUEUED, JobStatus.RUNNING],
+            )
             .first()
         )
         if active is not None:
             raise JobAlreadyRunning(active)
         job = BackgroundJob.objects.create(
-            project=project, kind=kind, target_type=target_type, target_id=target_id,
-            params=params or {}, created_by=user if user is not None and user.is_authenticated else None,
+            project=project,
+            kind=kind,
+            target_type=target_type,
+            target_id=target_id,
+            params=params or {},
+            created_by=user if user is not None and user.is_authenticated else None,
         )
         transaction.on_commit(lambda: _send(job.pk, kind))
     return job
@@ -102,6 +111,9 @@ def job_running(job_id: int) -> Iterator[BackgroundJob | None]:
         )
         return
     BackgroundJob.objects.filter(pk=job_id).update(
-        status=JobStatus.SUCCEEDED, finished_at=timezone.now(), result=job.result,
-        message=job.message or "Done", progress_done=max(job.progress_done, job.progress_total),
+        status=JobStatus.SUCCEEDED,
+        finished_at=timezone.now(),
+        result=job.result,
+        message=job.message or "Done",
+        progress_done=max(job.progress_done, job.progress_total),
     )

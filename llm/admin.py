@@ -13,7 +13,15 @@ class PromptTemplateAdmin(admin.ModelAdmin):
 @admin.register(LLMCall)
 class LLMCallAdmin(admin.ModelAdmin):
     list_display = [
-        "id", "step", "model", "outcome", "attempts", "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms",
+        "id",
+        "step",
+        "model",
+        "outcome",
+        "attempts",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost_usd",
+        "latency_ms",
         "created_at",
     ]
     list_filter = ["outcome", "step", "model", "project"]

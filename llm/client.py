@@ -56,10 +56,20 @@ JUDGE_STEPS = frozenset({"judge"})
 TRANSCRIBE_STEP = "transcribe"
 
 # Chat parameters passed as SDK arguments; anything else a caller sets goes in the request body as is.
-_CHAT_PARAMS = frozenset({
-    "temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "presence_penalty",
-    "frequency_penalty", "stop", "reasoning_effort", "n",
-})
+_CHAT_PARAMS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "max_completion_tokens",
+        "seed",
+        "presence_penalty",
+        "frequency_penalty",
+        "stop",
+        "reasoning_effort",
+        "n",
+    }
+)
 # Parameters that steer this layer rather than the model.
 _LOCAL_PARAMS = frozenset({"image_detail", "timeout_s"})
 
@@ -334,7 +344,11 @@ def chat_json(
     timeout_s = float(params.get("timeout_s") or settings.LLM_TIMEOUT_S)
     exchange = _Exchange(endpoint=endpoint, timeout_s=timeout_s)
     record: dict[str, Any] = {
-        "project": project, "step": step, "endpoint": endpoint, "model": model, "template_key": template_key,
+        "project": project,
+        "step": step,
+        "endpoint": endpoint,
+        "model": model,
+        "template_key": template_key,
         "parameters": {**params, "timeout_s": timeout_s},
         "request": {"images": _image_summary(images)},
     }
@@ -344,8 +358,16 @@ def chat_json(
         schema = schema if schema is not None else template.response_schema
         validator = _validator(schema)
         parsed, repaired = _converse(
-            exchange, record, model=model, system=system, user_text=user_text, images=images, schema=schema,
-            validator=validator, params=params, schema_name=template_key,
+            exchange,
+            record,
+            model=model,
+            system=system,
+            user_text=user_text,
+            images=images,
+            schema=schema,
+            validator=validator,
+            params=params,
+            schema_name=template_key,
         )
     except _Failure as failure:
         call = _save_call(record, exchange, started, outcome=failure.outcome, error=failure.message)
@@ -389,8 +411,17 @@ def _validator(schema: dict | None) -> Draft202012Validator | None:
 
 
 def _converse(
-    exchange: _Exchange, record: dict, *, model: str, system: str, user_text: str, images: list[bytes],
-    schema: dict | None, validator: Draft202012Validator | None, params: dict, schema_name: str,
+    exchange: _Exchange,
+    record: dict,
+    *,
+    model: str,
+    system: str,
+    user_text: str,
+    images: list[bytes],
+    schema: dict | None,
+    validator: Draft202012Validator | None,
+    params: dict,
+    schema_name: str,
 ) -> tuple[Any, bool]:
     """Ask, and if the answer is unusable ask once more for a repair; returns (parsed, repaired)."""
     detail = params.get("image_detail")
@@ -415,7 +446,11 @@ def _converse(
             messages = _messages(system, turns, mode=mode, schema=schema)
             record["request"].update(messages=_summarise_messages(messages), response_format=mode)
             kwargs: dict[str, Any] = {
-                "model": model, "messages": messages, "user": user_tag, "timeout": exchange.timeout_s, **sdk_params,
+                "model": model,
+                "messages": messages,
+                "user": user_tag,
+                "timeout": exchange.timeout_s,
+                **sdk_params,
             }
             if mode == "json_schema":
                 # strict=False: strict mode demands additionalProperties=false everywhere, which
@@ -481,14 +516,13 @@ def _completion(exchange: _Exchange, raw: str) -> dict:
         choice = body["choices"][0]
         message = choice.get("message") or {}
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-        raise _Failure(
-            f"the endpoint's answer is not a chat completion: {raw[:200]!r}", CallOutcome.ERROR
-        ) from exc
+        raise _Failure(f"the endpoint's answer is not a chat completion: {raw[:200]!r}", CallOutcome.ERROR) from exc
     usage = body.get("usage") or {}
     exchange.prompt_tokens += int(usage.get("prompt_tokens") or 0)
     exchange.completion_tokens += int(usage.get("completion_tokens") or 0)
     return {
-        "content": message.get("content"), "refusal": message.get("refusal"),
+        "content": message.get("content"),
+        "refusal": message.get("refusal"),
         "finish_reason": choice.get("finish_reason"),
     }
 
@@ -533,7 +567,7 @@ def _loads_lenient(text: str) -> Any:
         starts = [i for i in (stripped.find("{"), stripped.find("[")) if i >= 0]
         if starts:
             try:
-                value, _end = json.JSONDecoder().raw_decode(stripped[min(starts):])
+                value, _end = json.JSONDecoder().raw_decode(stripped[min(starts) :])
                 return value
             except json.JSONDecodeError:
                 pass
@@ -565,11 +599,19 @@ def _summarise_messages(messages: list[dict]) -> list[dict]:
 
 
 def _save_call(
-    record: dict, exchange: _Exchange, started: float, *, outcome: str, error: str = "", parsed: Any = None,
+    record: dict,
+    exchange: _Exchange,
+    started: float,
+    *,
+    outcome: str,
+    error: str = "",
+    parsed: Any = None,
     audio_seconds: float = 0,
 ) -> LLMCall | None:
     cost = estimate_cost(
-        model=record["model"], prompt_tokens=exchange.prompt_tokens, completion_tokens=exchange.completion_tokens,
+        model=record["model"],
+        prompt_tokens=exchange.prompt_tokens,
+        completion_tokens=exchange.completion_tokens,
         audio_seconds=audio_seconds,
     )
     request = {**record["request"], "attempt_log": exchange.attempt_log}
@@ -577,12 +619,24 @@ def _save_call(
         request["cost_note"] = cost.note
     try:
         return LLMCall.objects.create(
-            project=record["project"], step=record["step"], endpoint=record["endpoint"][:300],
-            model=record["model"][:120], template=record.get("template"), template_key=record.get("template_key", ""),
-            template_version=record.get("template_version"), parameters=record["parameters"], request=request,
-            raw_response=exchange.raw_response, parsed=parsed, outcome=outcome, error=error,
-            attempts=exchange.attempts, prompt_tokens=exchange.prompt_tokens,
-            completion_tokens=exchange.completion_tokens, cost_usd=cost.usd, latency_ms=_ms_since(started),
+            project=record["project"],
+            step=record["step"],
+            endpoint=record["endpoint"][:300],
+            model=record["model"][:120],
+            template=record.get("template"),
+            template_key=record.get("template_key", ""),
+            template_version=record.get("template_version"),
+            parameters=record["parameters"],
+            request=request,
+            raw_response=exchange.raw_response,
+            parsed=parsed,
+            outcome=outcome,
+            error=error,
+            attempts=exchange.attempts,
+            prompt_tokens=exchange.prompt_tokens,
+            completion_tokens=exchange.completion_tokens,
+            cost_usd=cost.usd,
+            latency_ms=_ms_since(started),
         )
     except Exception:
         # Losing the provenance row must not hide the model's answer or the real error from the caller.
@@ -607,7 +661,11 @@ def transcribe(
     model = model_for_step(project=project, step=TRANSCRIBE_STEP)
     exchange = _Exchange(endpoint=endpoint, timeout_s=float(settings.LLM_TIMEOUT_S))
     record: dict[str, Any] = {
-        "project": project, "step": TRANSCRIBE_STEP, "endpoint": endpoint, "model": model, "template_key": "",
+        "project": project,
+        "step": TRANSCRIBE_STEP,
+        "endpoint": endpoint,
+        "model": model,
+        "template_key": "",
         "parameters": {"language": language or "", "timeout_s": exchange.timeout_s},
         "request": {"file": {"name": path.name, "bytes": path.stat().st_size if path.is_file() else None}},
     }
@@ -700,8 +758,14 @@ def _transcription_segments(raw: str, fmt: str):
 
 def _media_duration_s(path: Path) -> float:
     argv = [
-        getattr(settings, "FFPROBE_BINARY", "ffprobe"), "-v", "error", "-show_entries", "format=duration",
-        "-of", "default=noprint_wrappers=1:nokey=1", str(path),
+        getattr(settings, "FFPROBE_BINARY", "ffprobe"),
+        "-v",
+        "error",
+        "-show_entries",
+        "format=duration",
+        "-of",
+        "default=noprint_wrappers=1:nokey=1",
+        str(path),
     ]
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)  # noqa: S603

@@ -41,19 +41,39 @@ def sample_frames(video_path: str | Path, start_s: float, end_s: float, *, count
     first = start_s + slice_s / 2
     box = f"min({max_side_px}\\,iw)"
     box_h = f"min({max_side_px}\\,ih)"
-    filters = ",".join([
-        f"fps=fps={count}/{end_s - start_s:.6f}",
-        "scale=w='trunc(iw*sar/2)*2':h=ih",
-        "setsar=1",
-        f"scale=w='{box}':h='{box_h}':force_original_aspect_ratio=decrease",
-        "format=yuvj420p",
-    ])
+    filters = ",".join(
+        [
+            f"fps=fps={count}/{end_s - start_s:.6f}",
+            "scale=w='trunc(iw*sar/2)*2':h=ih",
+            "setsar=1",
+            f"scale=w='{box}':h='{box_h}':force_original_aspect_ratio=decrease",
+            "format=yuvj420p",
+        ]
+    )
     with tempfile.TemporaryDirectory(prefix="frames-") as tmp:
         pattern = str(Path(tmp) / "f%04d.jpg")
         argv = [
-            getattr(settings, "FFMPEG_BINARY", "ffmpeg"), "-hide_banner", "-nostdin", "-loglevel", "error",
-            "-ss", f"{first:.6f}", "-i", str(path), "-an", "-sn", "-dn",
-            "-vf", filters, "-frames:v", str(count), "-q:v", str(JPEG_QUALITY), "-f", "image2", pattern,
+            getattr(settings, "FFMPEG_BINARY", "ffmpeg"),
+            "-hide_banner",
+            "-nostdin",
+            "-loglevel",
+            "error",
+            "-ss",
+            f"{first:.6f}",
+            "-i",
+            str(path),
+            "-an",
+            "-sn",
+            "-dn",
+            "-vf",
+            filters,
+            "-frames:v",
+            str(count),
+            "-q:v",
+            str(JPEG_QUALITY),
+            "-f",
+            "image2",
+            pattern,
         ]
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=FFMPEG_TIMEOUT_S, check=False)  # noqa: S603

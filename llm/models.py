@@ -28,7 +28,9 @@ class PromptTemplate(models.Model):
                 fields=["project", "key", "version"], name="prompt_unique_version", nulls_distinct=False
             ),
             models.UniqueConstraint(
-                fields=["project", "key"], condition=Q(is_active=True), name="prompt_one_active_per_key",
+                fields=["project", "key"],
+                condition=Q(is_active=True),
+                name="prompt_one_active_per_key",
                 nulls_distinct=False,
             ),
         ]

@@ -57,7 +57,7 @@ QA_CHAIN = TemplateSpec(
         "- Every later question builds on the previous answer: it cannot be understood or answered "
         "without it.\n"
         "- After a person or thing has been introduced, refer to it with a pronoun or a short "
-        "description (\"he\", \"the woman in red\", \"it\"), never by repeating a proper name.\n"
+        'description ("he", "the woman in red", "it"), never by repeating a proper name.\n'
         "- Answers are short, factual and grounded in what the clip shows; do not invent names, "
         "numbers or events that cannot be seen or heard.\n"
         "- Prefer questions that need reasoning over the clip (intentions, causes, what may happen "
@@ -222,9 +222,7 @@ COMPLEXITY = TemplateSpec(
         "about; 10 means dense, changing content with interactions that need reasoning over time. "
         "Give one or two sentences on why."
     ),
-    schema=_object(
-        ["score", "reason"], score={"type": "integer", "minimum": 1, "maximum": 10}, reason=_TEXT
-    ),
+    schema=_object(["score", "reason"], score={"type": "integer", "minimum": 1, "maximum": 10}, reason=_TEXT),
 )
 
 _JUDGE_SCORE = {"type": "integer", "minimum": 0, "maximum": 100}
@@ -284,7 +282,15 @@ TEXT_ONLY_ANSWER = TemplateSpec(
 DEFAULT_TEMPLATES: dict[str, TemplateSpec] = {
     spec.key: spec
     for spec in (
-        QA_CHAIN, RELATIONS, DESCRIPTION, SEED_QUESTIONS, MCQ, DISTRACTORS, COMPLEXITY, JUDGE, TEXT_ONLY_ANSWER
+        QA_CHAIN,
+        RELATIONS,
+        DESCRIPTION,
+        SEED_QUESTIONS,
+        MCQ,
+        DISTRACTORS,
+        COMPLEXITY,
+        JUDGE,
+        TEXT_ONLY_ANSWER,
     )
 }
 
@@ -364,8 +370,13 @@ def ensure_default_templates(*, template_model=PromptTemplate) -> int:
             # constraint treats the NULL project as equal), and losing that race is fine.
             with transaction.atomic():
                 template_model.objects.create(
-                    project=None, key=key, version=1, system=spec.system, body=spec.body,
-                    response_schema=spec.schema, is_active=True,
+                    project=None,
+                    key=key,
+                    version=1,
+                    system=spec.system,
+                    body=spec.body,
+                    response_schema=spec.schema,
+                    is_active=True,
                 )
             created += 1
         except IntegrityError:
@@ -389,7 +400,13 @@ def prompt_template_for_call(*, project, key: str) -> PromptTemplate:
 
 
 def template_update(
-    *, project, key: str, body: str, system: str = "", schema: dict | None = None, user=None,
+    *,
+    project,
+    key: str,
+    body: str,
+    system: str = "",
+    schema: dict | None = None,
+    user=None,
 ) -> PromptTemplate:
     """Save an edited template as a new active version of (project, key); older versions stay for provenance.
 
@@ -413,8 +430,10 @@ def template_update(
             Draft202012Validator.check_schema(schema)
         except SchemaError as exc:
             raise ValidationError({"response_schema": f"Not a valid JSON Schema: {exc.message}"}) from exc
-    own = PromptTemplate.objects.filter(key=key, project=project) if project else PromptTemplate.objects.filter(
-        key=key, project__isnull=True
+    own = (
+        PromptTemplate.objects.filter(key=key, project=project)
+        if project
+        else PromptTemplate.objects.filter(key=key, project__isnull=True)
     )
     try:
         with transaction.atomic():
@@ -422,12 +441,20 @@ def template_update(
             list(own.select_for_update().values_list("id", flat=True))
             latest = own.aggregate(v=Max("version"))["v"] or 0
             if project is not None:
-                latest = max(latest, PromptTemplate.objects.filter(key=key, project__isnull=True).aggregate(
-                    v=Max("version"))["v"] or 0)
+                latest = max(
+                    latest,
+                    PromptTemplate.objects.filter(key=key, project__isnull=True).aggregate(v=Max("version"))["v"] or 0,
+                )
             own.filter(is_active=True).update(is_active=False)
             return PromptTemplate.objects.create(
-                project=project, key=key, version=latest + 1, system=system, body=body,
-                response_schema=schema, is_active=True, created_by=user,
+                project=project,
+                key=key,
+                version=latest + 1,
+                system=system,
+                body=body,
+                response_schema=schema,
+                is_active=True,
+                created_by=user,
             )
     except IntegrityError as exc:
         raise ValidationError("Someone else saved this template at the same moment; reload and try again.") from exc

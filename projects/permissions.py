@@ -45,10 +45,7 @@ def roles_of(user, project: Project) -> frozenset[str]:
 def can(user, action: str, project: Project, item=None) -> bool:
     if not user.is_authenticated or not user.is_active:
         return False
-    if user.is_superuser:
-        allowed = True
-    else:
-        allowed = bool(roles_of(user, project) & _ROLES_FOR_ACTION[action])
+    allowed = user.is_superuser or bool(roles_of(user, project) & _ROLES_FOR_ACTION[action])
     if allowed and item is not None and action in _NOT_BY_AUTHOR:
         allowed = getattr(item, "author_id", None) != user.pk
     return allowed

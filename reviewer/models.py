@@ -63,6 +63,9 @@ class QualityScore(ItemRef):
         ]
         indexes = [models.Index(fields=["project", "overall"])]
 
+    def __str__(self) -> str:
+        return f"{self.item_kind} {self.item.pk if self.item else '?'} v{self.item_version}: {self.overall}"
+
 
 class ReviewQueue(models.Model):
     """A pool of items at one stage that its members pull from."""
@@ -71,7 +74,11 @@ class ReviewQueue(models.Model):
     name = models.CharField(max_length=120)
     stage = models.CharField(
         max_length=20,
-        choices=[(ItemStatus.ANNOTATING, "Annotating"), (ItemStatus.EXAMINING, "Examining"), (ItemStatus.REVISING, "Revising")],
+        choices=[
+            (ItemStatus.ANNOTATING, "Annotating"),
+            (ItemStatus.EXAMINING, "Examining"),
+            (ItemStatus.REVISING, "Revising"),
+        ],
     )
     item_kind = models.CharField(max_length=20, choices=ItemKind.choices)
     # Which items belong: category, duration group, score range, video ids …
@@ -109,7 +116,9 @@ class Assignment(ItemRef):
     queue = models.ForeignKey(ReviewQueue, null=True, blank=True, on_delete=models.SET_NULL, related_name="assignments")
     stage = models.CharField(max_length=20, choices=ItemStatus.choices)
     assignee = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
-    assigned_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    assigned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     status = models.CharField(max_length=20, choices=AssignmentStatus.choices, default=AssignmentStatus.ACTIVE)
     leased_at = models.DateTimeField()
     lease_expires_at = models.DateTimeField()
@@ -120,7 +129,9 @@ class Assignment(ItemRef):
         ordering = ["-leased_at"]
         constraints = [
             models.CheckConstraint(condition=_ONE_ITEM, name="assignment_exactly_one_item"),
-            models.CheckConstraint(condition=Q(lease_expires_at__gt=models.F("leased_at")), name="assignment_lease_after_start"),
+            models.CheckConstraint(
+                condition=Q(lease_expires_at__gt=models.F("leased_at")), name="assignment_lease_after_start"
+            ),
             # A person holds an item at a stage at most once at a time.
             models.UniqueConstraint(
                 fields=["item_kind", "qa_chain", "chain_pair", "mcq", "stage", "assignee"],
@@ -135,12 +146,17 @@ class Assignment(ItemRef):
             models.Index(fields=["queue", "status"]),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.item_kind} → {self.assignee_id} at {self.stage} ({self.status})"
+
 
 class ReviewEvent(ItemRef):
     """Append-only log of every workflow transition; rows are never changed or deleted."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="review_events")
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     from_status = models.CharField(max_length=20, choices=ItemStatus.choices, blank=True)
     to_status = models.CharField(max_length=20, choices=ItemStatus.choices)
     reasons = models.JSONField(default=list, blank=True)
@@ -155,6 +171,9 @@ class ReviewEvent(ItemRef):
             models.Index(fields=["project", "created_at"]),
             models.Index(fields=["actor", "created_at"]),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.item_kind} {self.from_status or '∅'} → {self.to_status}"
 
     def save(self, *args, **kwargs):
         if self.pk is not None:

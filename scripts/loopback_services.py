@@ -6,6 +6,7 @@ set up by hand. Every process binds 127.0.0.1 on a free port and lives under one
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -41,10 +42,8 @@ class Service:
             self.proc.wait(5)
 
     def _signal(self, sig: int) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, sig)
-        except ProcessLookupError:
-            pass
 
     def log_tail(self, lines: int = 40) -> str:
         try:
@@ -99,7 +98,9 @@ def start_postgres(base: Path, db_name: str = "vidqa") -> Service:
             shutil.chown(d, "postgres")
     log = base / "postgres.log"
     subprocess.run(
-        _as_postgres_user([_pg_bin("initdb"), "-D", str(data), "-U", "vidqa", "--auth=trust", "-E", "UTF8", "--no-sync"]),
+        _as_postgres_user(
+            [_pg_bin("initdb"), "-D", str(data), "-U", "vidqa", "--auth=trust", "-E", "UTF8", "--no-sync"]
+        ),
         check=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -107,11 +108,26 @@ def start_postgres(base: Path, db_name: str = "vidqa") -> Service:
     port = free_port()
     cmd = _as_postgres_user(
         [
-            _pg_bin("postgres"), "-D", str(data), "-p", str(port), "-k", str(sock),
-            "-c", "listen_addresses=127.0.0.1",
+            _pg_bin("postgres"),
+            "-D",
+            str(data),
+            "-p",
+            str(port),
+            "-k",
+            str(sock),
+            "-c",
+            "listen_addresses=127.0.0.1",
             # Throw-away data: durability off, speed on.
-            "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-            "-c", "max_connections=200", "-c", "shared_buffers=256MB",
+            "-c",
+            "fsync=off",
+            "-c",
+            "synchronous_commit=off",
+            "-c",
+            "full_page_writes=off",
+            "-c",
+            "max_connections=200",
+            "-c",
+            "shared_buffers=256MB",
         ]
     )
     log_file = open(log, "wb")  # noqa: SIM115 - the child process owns it until it exits
@@ -125,7 +141,8 @@ def start_postgres(base: Path, db_name: str = "vidqa") -> Service:
     while True:
         r = subprocess.run(
             [_pg_bin("psql"), f"{url}/postgres", "-qAtc", f"CREATE DATABASE {db_name}"],
-            capture_output=True, text=True,
+            capture_output=True,
+            text=True,
         )
         if r.returncode == 0 or "already exists" in r.stderr:
             break
@@ -158,8 +175,24 @@ def start_celery_worker(base: Path, env: dict[str, str], concurrency: int = 2, t
     log = base / "celery.log"
     full_env = {**os.environ, **env}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel", "INFO", "--pool", "prefork",
-         "--concurrency", str(concurrency), "--without-gossip", "--without-mingle", "-n", f"test-{os.getpid()}@%h"],
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--loglevel",
+            "INFO",
+            "--pool",
+            "prefork",
+            "--concurrency",
+            str(concurrency),
+            "--without-gossip",
+            "--without-mingle",
+            "-n",
+            f"test-{os.getpid()}@%h",
+        ],
         cwd=REPO,
         env=full_env,
         stdout=open(log, "wb"),  # noqa: SIM115

@@ -112,6 +112,9 @@ web_pid=$!
 died() {
   local name="$1" pid="$2" log="$3" code=0
   wait "$pid" 2>/dev/null || code=$?
+  # Its leader is gone, so nothing is left to shut down warmly: kill what remains of its group
+  # (e.g. the worker's pool processes) at once instead of waiting out the grace period.
+  kill -KILL -- "-$pid" 2>/dev/null || true
   if [ "$pid" = "$web_pid" ]; then web_pid=""; else worker_pid=""; fi
   echo >&2
   echo "run: the $name stopped unexpectedly (exit code $code). Last lines of $log:" >&2

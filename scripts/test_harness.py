@@ -16,7 +16,7 @@ from scripts.loopback_services import REPO, start_postgres, start_redis
 
 def main(argv: list[str]) -> int:
     base = Path(tempfile.mkdtemp(prefix="vidqa-test-"))
-    os.chmod(base, 0o755)
+    os.chmod(base, 0o755)  # noqa: S103 - the postgres user must reach its data folder inside
     services = []
     try:
         pg = start_postgres(base / "pg")

@@ -93,7 +93,9 @@ def _next_steps(*, project, user, overview: ProjectOverview, counts) -> list[Nex
             steps.append(NextStep("Import the first videos", 0, videos))
         failed = overview.videos_by_status.get(VideoStatus.FAILED.label, 0)
         if failed:
-            steps.append(NextStep("Videos failed to process: read the reason and retry", failed, f"{videos}?status=failed"))
+            steps.append(
+                NextStep("Videos failed to process: read the reason and retry", failed, f"{videos}?status=failed")
+            )
         if overview.failed_jobs:
             steps.append(NextStep("Look at failed background jobs and retry them", len(overview.failed_jobs)))
         pending = overview.videos_by_curation.get(CurationStatus.PENDING.label, 0)

@@ -13,7 +13,9 @@ from .selectors import STAGE_COLUMNS, project_overview
 @login_required
 def project_list(request):
     projects = list(projects_for(request.user).order_by("name"))
-    rows = [(p, sorted(roles_of(request.user, p)) or (["superuser"] if request.user.is_superuser else [])) for p in projects]
+    rows = [
+        (p, sorted(roles_of(request.user, p)) or (["superuser"] if request.user.is_superuser else [])) for p in projects
+    ]
     if len(projects) == 1 and not request.GET.get("all"):
         # One project is the common case for an annotator: go straight to it.
         return redirect("studio:project_home", slug=projects[0].slug)
@@ -47,7 +49,9 @@ def job_status(request, slug, job_id):
     """One job's progress; the htmx fragment polls itself until the job ends."""
     project, job = _job_for(request, slug, job_id)
     template = "studio/_job.html#job" if request.htmx else "studio/job_detail.html"
-    return render(request, template, {"project": project, "job": job, "is_admin": can(request.user, Action.ADMINISTER, project)})
+    return render(
+        request, template, {"project": project, "job": job, "is_admin": can(request.user, Action.ADMINISTER, project)}
+    )
 
 
 @login_required

@@ -15,8 +15,14 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--disable-quic", "--autoplay-policy=no-user-gesture-required",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--autoplay-policy=no-user-gesture-required",
 ]
 
 
@@ -41,10 +47,14 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory, 
     worker = start_celery_worker(
         tmp_path_factory.mktemp("celery"),
         {
-            "DATABASE_URL": db_url, "DJANGO_MEDIA_ROOT": str(media), "DATABASE_CONN_MAX_AGE": "0",
+            "DATABASE_URL": db_url,
+            "DJANGO_MEDIA_ROOT": str(media),
+            "DATABASE_CONN_MAX_AGE": "0",
             # Model calls from the worker go to the suite's fake server (tests script it by marker).
-            "OPENAI_BASE_URL": fake_openai_session.base_url, "OPENAI_API_KEY": "sk-fake-test-key",
-            "LLM_RETRY_BASE_S": "0.001", "LLM_RETRY_MAX_S": "0.01",
+            "OPENAI_BASE_URL": fake_openai_session.base_url,
+            "OPENAI_API_KEY": "sk-fake-test-key",
+            "LLM_RETRY_BASE_S": "0.001",
+            "LLM_RETRY_MAX_S": "0.01",
         },
     )
     worker.extra["media_root"] = media

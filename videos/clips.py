@@ -37,11 +37,15 @@ def clips_rebuild(*, video: Video) -> ClipsOutcome:
     if not video.scenes or not video.duration_s:
         raise ValueError(f"{video.name} has no detected scenes yet: process the video first.")
     plan = plan_clips(
-        [tuple(s) for s in video.scenes], duration=video.duration_s, min_scene_s=project.scene_min_s, pad_s=project.clip_pad_s
+        [tuple(s) for s in video.scenes],
+        duration=video.duration_s,
+        min_scene_s=project.scene_min_s,
+        pad_s=project.clip_pad_s,
     )
     existing = list(Clip.objects.filter(video=video).order_by("index"))
     same = len(existing) == len(plan) and all(
-        abs(c.start_s - p.start) < _TOLERANCE_S and abs(c.end_s - p.end) < _TOLERANCE_S for c, p in zip(existing, plan, strict=True)
+        abs(c.start_s - p.start) < _TOLERANCE_S and abs(c.end_s - p.end) < _TOLERANCE_S
+        for c, p in zip(existing, plan, strict=True)
     )
     if same:
         return ClipsOutcome(len(existing), changed=False)
@@ -54,7 +58,14 @@ def clips_rebuild(*, video: Video) -> ClipsOutcome:
         )
     Clip.objects.filter(video=video).delete()
     Clip.objects.bulk_create(
-        Clip(video=video, index=p.index, start_s=p.start, end_s=p.end, scene_start_s=p.scene_start, scene_end_s=p.scene_end)
+        Clip(
+            video=video,
+            index=p.index,
+            start_s=p.start,
+            end_s=p.end,
+            scene_start_s=p.scene_start,
+            scene_end_s=p.scene_end,
+        )
         for p in plan
     )
     return ClipsOutcome(len(plan), changed=True)

@@ -392,8 +392,6 @@ def write_copy_rows(rows: Iterable[CommentRow], out: TextIO, *, video_id: int) -
             metadata = _copy_escape(metadata)
         if "\x00" in row.text or "\x00" in row.user:
             raise ValueError(f"line {row.line}: PostgreSQL cannot store a NUL character")
-        out.write(
-            f"{video}\t{float(row.time_s)!r}\t{_copy_escape(row.text)}\t{_copy_escape(row.user)}\t{metadata}\n"
-        )
+        out.write(f"{video}\t{float(row.time_s)!r}\t{_copy_escape(row.text)}\t{_copy_escape(row.user)}\t{metadata}\n")
         count += 1
     return count

@@ -30,12 +30,16 @@ def video_score_complexity(*, video: Video) -> int:
     total = Comment.objects.filter(video=video).count()
     step = max(1, total // COMMENTS_SAMPLE)
     comments = (
-        Comment.objects.filter(video=video).order_by("time_s").values_list("time_s", "text")[: step * COMMENTS_SAMPLE : step]
+        Comment.objects.filter(video=video)
+        .order_by("time_s")
+        .values_list("time_s", "text")[: step * COMMENTS_SAMPLE : step]
         if total
         else []
     )
     with local_path(video.original.name) as path:
-        frames = sample_frames(path, 0.0, video.duration_s or 0.0, count=project.frames_per_clip, max_side_px=project.frame_max_side_px)
+        frames = sample_frames(
+            path, 0.0, video.duration_s or 0.0, count=project.frames_per_clip, max_side_px=project.frame_max_side_px
+        )
     result = chat_json(
         project=project,
         step="complexity",
@@ -54,7 +58,10 @@ def video_score_complexity(*, video: Video) -> int:
         video = Video.objects.select_for_update().get(pk=video.pk)
         video.complexity_score = score
         # The reason and the call that gave it, so the number on screen can be traced to its source.
-        video.metadata = {**video.metadata, "complexity": {"reason": result.parsed.get("reason", ""), "llm_call": result.call.pk}}
+        video.metadata = {
+            **video.metadata,
+            "complexity": {"reason": result.parsed.get("reason", ""), "llm_call": result.call.pk},
+        }
         video.save(update_fields=["complexity_score", "metadata", "updated_at"])
     video_curate(video=video)
     return score

@@ -41,7 +41,11 @@ def _mean_scene(video: Video, project: Project) -> Verdict | None:
         return None
     mean = sum(e - s for s, e in video.scenes) / len(video.scenes)
     ok = project.min_mean_scene_s <= mean <= project.max_mean_scene_s
-    return Verdict(ok, round(mean, 3), f"mean scene {mean:.1f} s; wanted {project.min_mean_scene_s:g}–{project.max_mean_scene_s:g} s")
+    return Verdict(
+        ok,
+        round(mean, 3),
+        f"mean scene {mean:.1f} s; wanted {project.min_mean_scene_s:g}–{project.max_mean_scene_s:g} s",
+    )
 
 
 def _resolution(video: Video, project: Project) -> Verdict | None:
@@ -58,7 +62,9 @@ def _duration_group(video: Video, project: Project) -> Verdict | None:
         return None
     for group in project.taxonomy("duration_groups"):
         if group["low"] < d <= group["high"]:
-            return Verdict(True, d, f"duration {d:.1f} s is in group {group['name']} ({group['low']}, {group['high']}] s")
+            return Verdict(
+                True, d, f"duration {d:.1f} s is in group {group['name']} ({group['low']}, {group['high']}] s"
+            )
     spans = ", ".join(f"({g['low']}, {g['high']}]" for g in project.taxonomy("duration_groups"))
     return Verdict(False, d, f"duration {d:.1f} s is in no duration group {spans}")
 
@@ -101,7 +107,9 @@ def _external(video: Video, project: Project, scores: dict) -> dict[str, Verdict
             continue  # not imported yet: no decision
         low, high = bounds.get("min"), bounds.get("max")
         ok = (low is None or value >= low) and (high is None or value <= high)
-        wanted = " and ".join(p for p in (f"≥ {low:g}" if low is not None else "", f"≤ {high:g}" if high is not None else "") if p)
+        wanted = " and ".join(
+            p for p in (f"≥ {low:g}" if low is not None else "", f"≤ {high:g}" if high is not None else "") if p
+        )
         out[f"external:{name}"] = Verdict(ok, value, f"{name} score {value:g}; wanted {wanted}")
     return out
 

@@ -8,8 +8,8 @@ failure there marks the video failed with the reason, and a retry runs the whole
 
 import logging
 import re
-from contextlib import nullcontext
 import unicodedata
+from contextlib import nullcontext
 from pathlib import Path
 
 from django.conf import settings
@@ -110,7 +110,9 @@ def video_import(
         default_storage.delete(stored)
         existing = Video.objects.filter(project=project, sha256=digest).first()
         if existing is not None:  # the same file arrived twice at once (a double click)
-            raise DuplicateVideo(f"{filename}: the same file is already in this project as “{existing.name}”.", existing) from exc
+            raise DuplicateVideo(
+                f"{filename}: the same file is already in this project as “{existing.name}”.", existing
+            ) from exc
         raise
     except BaseException:
         default_storage.delete(stored)
@@ -154,8 +156,12 @@ def video_process(*, video_id: int, job: BackgroundJob) -> None:
                 if video.proxy:
                     default_storage.delete(video.proxy.name)
                 video.proxy = _derived(
-                    video, path, "proxy.mp4",
-                    lambda dst: make_proxy(path, dst, result=probed, progress=lambda f: job_progress(job, done=2 + int(48 * f))),
+                    video,
+                    path,
+                    "proxy.mp4",
+                    lambda dst: make_proxy(
+                        path, dst, result=probed, progress=lambda f: job_progress(job, done=2 + int(48 * f))
+                    ),
                 )
             elif video.proxy:  # the original plays now (e.g. re-imported settings): drop the old copy
                 default_storage.delete(video.proxy.name)
@@ -175,7 +181,12 @@ def video_process(*, video_id: int, job: BackgroundJob) -> None:
             job_progress(job, done=90, message="Making the poster")
             if video.poster:
                 default_storage.delete(video.poster.name)
-            video.poster = _derived(video, path, "poster.jpg", lambda dst: make_poster(path, dst, at_s=min(1.0, (video.duration_s or 0) / 2)))
+            video.poster = _derived(
+                video,
+                path,
+                "poster.jpg",
+                lambda dst: make_poster(path, dst, at_s=min(1.0, (video.duration_s or 0) / 2)),
+            )
             video.status_reason = ""
             video.save()
 
@@ -189,7 +200,9 @@ def video_process(*, video_id: int, job: BackgroundJob) -> None:
         Video.objects.filter(pk=video.pk).update(status=VideoStatus.READY, status_reason="")
         job.result = {"scenes": len(video.scenes or []), "clips": clip_count, "proxy": bool(video.proxy)}
         job.message = (
-            f"Ready: {len(video.scenes or [])} scenes, {clip_count} clips" + (" (proxy made)." if video.proxy else ".") + clips_note
+            f"Ready: {len(video.scenes or [])} scenes, {clip_count} clips"
+            + (" (proxy made)." if video.proxy else ".")
+            + clips_note
         )[:500]
     except Exception as exc:
         reason = exc.reason if isinstance(exc, ProbeError) else str(exc)

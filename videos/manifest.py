@@ -163,7 +163,9 @@ def _import_row(*, project, row: ManifestRow, user, base_dir, check_roots) -> Ro
             with tempfile.TemporaryDirectory() as tmp:
                 local = Path(tmp) / filename
                 _download(row.location, local)
-                video = video_import(project=project, source=local, filename=filename, user=user, name=name, metadata=metadata)
+                video = video_import(
+                    project=project, source=local, filename=filename, user=user, name=name, metadata=metadata
+                )
         elif scheme in ("", "file"):
             path = Path(urllib.parse.urlsplit(row.location).path if scheme == "file" else row.location)
             if not path.is_absolute() and base_dir is not None:
@@ -172,7 +174,9 @@ def _import_row(*, project, row: ManifestRow, user, base_dir, check_roots) -> Ro
                 raise ImportRefused(f"{path}: not inside a folder the server allows imports from (VIDEO_IMPORT_ROOTS).")
             if not path.is_file():
                 raise ImportRefused(f"{path}: no such file.")
-            video = video_import(project=project, source=path, filename=path.name, user=user, name=name, metadata=metadata)
+            video = video_import(
+                project=project, source=path, filename=path.name, user=user, name=name, metadata=metadata
+            )
         else:
             raise ImportRefused(f"{row.location}: only local paths and http(s) URLs can be imported.")
     except ImportRefused as exc:
@@ -189,4 +193,3 @@ def stage_rows_json(rows: list[ManifestRow]) -> list[dict]:
 def rows_from_json(data: list[dict]) -> Iterator[ManifestRow]:
     for item in data:
         yield ManifestRow(item["line"], item["location"], item.get("metadata") or {})
-

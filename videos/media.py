@@ -256,7 +256,9 @@ def video_media(request, video_id: int, kind: str):
             authenticated = TokenAuthentication().authenticate(request)
         except AuthenticationFailed as exc:
             return HttpResponse(
-                f"{exc.detail}\n", status=401, content_type="text/plain; charset=utf-8",
+                f"{exc.detail}\n",
+                status=401,
+                content_type="text/plain; charset=utf-8",
                 headers={"WWW-Authenticate": "Token"},
             )
         if authenticated is not None:

@@ -96,7 +96,9 @@ class Video(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "sha256"], name="video_unique_content_per_project"),
             models.UniqueConstraint(fields=["project", "name"], name="video_unique_name_per_project"),
-            models.CheckConstraint(condition=Q(duration_s__isnull=True) | Q(duration_s__gt=0), name="video_duration_positive"),
+            models.CheckConstraint(
+                condition=Q(duration_s__isnull=True) | Q(duration_s__gt=0), name="video_duration_positive"
+            ),
             models.CheckConstraint(condition=Q(size_bytes__gte=0), name="video_size_nonnegative"),
         ]
         indexes = [
@@ -132,7 +134,9 @@ class Clip(models.Model):
         ordering = ["video", "index"]
         constraints = [
             models.UniqueConstraint(fields=["video", "index"], name="clip_unique_index"),
-            models.CheckConstraint(condition=Q(start_s__gte=0) & Q(start_s__lt=models.F("end_s")), name="clip_start_before_end"),
+            models.CheckConstraint(
+                condition=Q(start_s__gte=0) & Q(start_s__lt=models.F("end_s")), name="clip_start_before_end"
+            ),
             # end_s <= the video's duration is enforced by a trigger (see migrations): a check
             # constraint cannot look at another table.
         ]
@@ -166,7 +170,9 @@ class SubtitleCue(models.Model):
     class Meta:
         ordering = ["video", "start_s", "id"]
         constraints = [
-            models.CheckConstraint(condition=Q(start_s__gte=0) & Q(start_s__lte=models.F("end_s")), name="cue_start_before_end"),
+            models.CheckConstraint(
+                condition=Q(start_s__gte=0) & Q(start_s__lte=models.F("end_s")), name="cue_start_before_end"
+            ),
         ]
         indexes = [models.Index(fields=["video", "start_s"])]
 
@@ -226,3 +232,6 @@ class ExternalScore(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["video", "name"], name="external_score_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.video_id} {self.name}={self.value:g}"

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 from django_htmx.http import HttpResponseClientRefresh
 
-from projects.permissions import get_project_or_404
+from projects.permissions import Action, can, get_project_or_404
 
 from .comments import comments_density, comments_window
 from .models import Clip, Video, VideoStatus
@@ -30,7 +30,7 @@ _BUSY = (VideoStatus.UPLOADED, VideoStatus.PROCESSING)
 
 
 def clock_label(seconds: float | None) -> str:
-    """"mm:ss.fff" (with hours when needed), the same shape player.js writes."""
+    """ "mm:ss.fff" (with hours when needed), the same shape player.js writes."""
     if seconds is None:
         return ""
     millis = round(max(0.0, seconds) * 1000)
@@ -95,7 +95,11 @@ def player(request, slug, video_id):
             return HttpResponseClientRefresh()
         return render(request, "videos/player.html#status", {"video": video, "project": video.project, "is_busy": True})
     template = "videos/player.html#player" if request.htmx else "videos/player.html"
-    return render(request, template, player_context(video=video))
+    context = player_context(video=video)
+    context["is_admin"] = can(request.user, Action.ADMINISTER, video.project)
+    if context["is_admin"]:
+        context["decisions"] = list(video.curation_decisions.order_by("rule"))
+    return render(request, template, context)
 
 
 @login_required

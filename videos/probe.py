@@ -210,26 +210,23 @@ def probe_file(path: str | Path) -> ProbeResult:
     streams = info.get("streams", [])
     format_name = fmt.get("format_name", "")
     video_streams = [
-        s for s in streams
-        if s.get("codec_type") == "video" and not s.get("disposition", {}).get("attached_pic")
+        s for s in streams if s.get("codec_type") == "video" and not s.get("disposition", {}).get("attached_pic")
     ]
     audio_streams = [s for s in streams if s.get("codec_type") == "audio"]
 
     if format_name in _STILL_IMAGE_FORMATS or (
-        len(video_streams) == 1 and video_streams[0].get("codec_name") in _STILL_IMAGE_CODECS and not audio_streams
+        len(video_streams) == 1
+        and video_streams[0].get("codec_name") in _STILL_IMAGE_CODECS
+        and not audio_streams
         and _int_or_none(video_streams[0].get("nb_frames")) in (None, 1)
         and _float_or_none(fmt.get("duration")) in (None, 0.0)
     ):
         kind = (video_streams[0].get("codec_name") if video_streams else format_name.removesuffix("_pipe")) or "image"
-        raise ProbeError(
-            f"This is a still image ({kind.upper()}), not a video.", problem=ProbeProblem.STILL_IMAGE
-        )
+        raise ProbeError(f"This is a still image ({kind.upper()}), not a video.", problem=ProbeProblem.STILL_IMAGE)
     if not video_streams:
         if audio_streams:
             codec = audio_streams[0].get("codec_name", "unknown codec")
-            raise ProbeError(
-                f"The file has only audio ({codec}) and no video stream.", problem=ProbeProblem.AUDIO_ONLY
-            )
+            raise ProbeError(f"The file has only audio ({codec}) and no video stream.", problem=ProbeProblem.AUDIO_ONLY)
         if any(s.get("codec_type") == "video" for s in streams):
             raise ProbeError("The file holds only a cover picture, no video.", problem=ProbeProblem.STILL_IMAGE)
         if _mp4_is_cut_short(boxes, size):
@@ -377,9 +374,12 @@ def _check_decodes(
     info, stderr = _run_ffprobe_json(
         path,
         [
-            "-select_streams", str(video["index"]),
-            "-read_intervals", f"%+#{HEAD_CHECK_PACKETS},{tail_start:.3f}%",
-            "-show_entries", "frame=best_effort_timestamp_time,pts_time",
+            "-select_streams",
+            str(video["index"]),
+            "-read_intervals",
+            f"%+#{HEAD_CHECK_PACKETS},{tail_start:.3f}%",
+            "-show_entries",
+            "frame=best_effort_timestamp_time,pts_time",
         ],
     )
     times = [t for t in (_frame_time(frame) for frame in info.get("frames", [])) if t is not None]
@@ -434,9 +434,12 @@ def _video_packet_times(path: Path, video: dict) -> list[float]:
     info, _ = _run_ffprobe_json(
         path,
         [
-            "-select_streams", str(video["index"]),
-            "-read_intervals", f"%+{VFR_SAMPLE_S}",
-            "-show_entries", "packet=pts_time",
+            "-select_streams",
+            str(video["index"]),
+            "-read_intervals",
+            f"%+{VFR_SAMPLE_S}",
+            "-show_entries",
+            "packet=pts_time",
         ],
     )
     return sorted(t for t in (_float_or_none(p.get("pts_time")) for p in info.get("packets", [])) if t is not None)
@@ -465,9 +468,7 @@ def _unreadable_error(path: Path, info: dict, stderr: str, boxes: list[Box] | No
     detail = info.get("error", {}).get("string") or _last_line(stderr) or "unknown format"
     if sniffed:
         return ProbeError(f"This is not a video file: it looks like {sniffed}.", problem=ProbeProblem.NOT_MEDIA)
-    return ProbeError(
-        f"This is not a video file ffmpeg can read ({detail}).", problem=ProbeProblem.NOT_MEDIA
-    )
+    return ProbeError(f"This is not a video file ffmpeg can read ({detail}).", problem=ProbeProblem.NOT_MEDIA)
 
 
 def _truncated_mp4_error() -> ProbeError:

@@ -100,17 +100,34 @@ def make_proxy(
         f"scale=-2:'2*trunc(min(ih\\,{PROXY_MAX_HEIGHT})/2)',format=yuv420p"
     )
     args = [
-        "-i", str(src),
-        "-map", "0:v:0",
+        "-i",
+        str(src),
+        "-map",
+        "0:v:0",
         *(["-map", "0:a:0"] if result.has_audio else []),
-        "-map_chapters", "-1",
-        "-vf", video_filter,
-        "-c:v", "libx264", "-preset", PROXY_PRESET, "-crf", str(PROXY_CRF),
-        "-profile:v", "high", "-pix_fmt", "yuv420p",
-        "-fps_mode", "cfr", "-r", _rate_arg(rate),
+        "-map_chapters",
+        "-1",
+        "-vf",
+        video_filter,
+        "-c:v",
+        "libx264",
+        "-preset",
+        PROXY_PRESET,
+        "-crf",
+        str(PROXY_CRF),
+        "-profile:v",
+        "high",
+        "-pix_fmt",
+        "yuv420p",
+        "-fps_mode",
+        "cfr",
+        "-r",
+        _rate_arg(rate),
         *(["-c:a", "aac", "-b:a", PROXY_AUDIO_BITRATE, "-ac", "2"] if result.has_audio else []),
-        "-movflags", "+faststart",
-        "-f", "mp4",
+        "-movflags",
+        "+faststart",
+        "-f",
+        "mp4",
     ]
     _run_to_temp(args, dst, duration_s=result.duration_s, progress=progress, timeout_s=timeout_s, what="proxy")
     return probe_file(dst)
@@ -121,13 +138,26 @@ def make_poster(src: str | Path, dst: str | Path, at_s: float, *, timeout_s: flo
     dst = Path(dst)
     for position in dict.fromkeys((max(0.0, at_s), 0.0)):
         args = [
-            "-ss", f"{position:.3f}",
-            "-i", str(src),
-            "-map", "0:v:0",
-            "-frames:v", "1",
-            "-vf", f"scale='min({POSTER_MAX_WIDTH}\\,iw)':-2",
-            "-c:v", "mjpeg", "-q:v", "3", "-pix_fmt", "yuvj420p",
-            "-f", "image2", "-update", "1",
+            "-ss",
+            f"{position:.3f}",
+            "-i",
+            str(src),
+            "-map",
+            "0:v:0",
+            "-frames:v",
+            "1",
+            "-vf",
+            f"scale='min({POSTER_MAX_WIDTH}\\,iw)':-2",
+            "-c:v",
+            "mjpeg",
+            "-q:v",
+            "3",
+            "-pix_fmt",
+            "yuvj420p",
+            "-f",
+            "image2",
+            "-update",
+            "1",
         ]
         try:
             _run_to_temp(args, dst, duration_s=None, progress=None, timeout_s=timeout_s, what="poster")
@@ -156,9 +186,17 @@ def _run_to_temp(
     os.close(fd)
     tmp = Path(tmp_name)
     argv = [
-        _ffmpeg_binary(), "-hide_banner", "-nostdin", "-y", "-loglevel", "error",
-        "-progress", "pipe:1", "-nostats",
-        *args, str(tmp),
+        _ffmpeg_binary(),
+        "-hide_banner",
+        "-nostdin",
+        "-y",
+        "-loglevel",
+        "error",
+        "-progress",
+        "pipe:1",
+        "-nostats",
+        *args,
+        str(tmp),
     ]
     try:
         _run_with_progress(argv, duration_s=duration_s, progress=progress, timeout_s=timeout_s, what=what)

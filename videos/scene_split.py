@@ -75,12 +75,26 @@ def _stream_facts(path: Path) -> tuple[float, int, int, float]:
 
     probe = getattr(settings, "FFPROBE_BINARY", "ffprobe") if settings.configured else "ffprobe"
     done = subprocess.run(
-        [probe, "-v", "error", "-select_streams", "v:0", "-show_entries",
-         "stream=avg_frame_rate,r_frame_rate,width,height,duration:format=duration", "-of", "json", str(path)],
-        capture_output=True, text=True, timeout=120,
+        [
+            probe,
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "stream=avg_frame_rate,r_frame_rate,width,height,duration:format=duration",
+            "-of",
+            "json",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     if done.returncode != 0:
-        raise SceneDetectionError(f"The video {path.name} could not be opened for scene detection: {done.stderr.strip()[-200:]}")
+        raise SceneDetectionError(
+            f"The video {path.name} could not be opened for scene detection: {done.stderr.strip()[-200:]}"
+        )
     info = json.loads(done.stdout or "{}")
     streams = info.get("streams") or []
     if not streams:
@@ -129,8 +143,25 @@ def detect_scenes(
     ffmpeg = getattr(settings, "FFMPEG_BINARY", "ffmpeg") if settings.configured else "ffmpeg"
     cmd = [
         # Skipping H.264/HEVC deblocking saves a quarter of the decode and barely moves frame scores.
-        ffmpeg, "-nostdin", "-v", "error", "-threads", "0", "-skip_loop_filter", "all", "-i", str(path), "-map", "0:v:0",
-        "-vf", f"scale={out_w}:{out_h}:flags=fast_bilinear", "-pix_fmt", "bgr24", "-f", "rawvideo", "-",
+        ffmpeg,
+        "-nostdin",
+        "-v",
+        "error",
+        "-threads",
+        "0",
+        "-skip_loop_filter",
+        "all",
+        "-i",
+        str(path),
+        "-map",
+        "0:v:0",
+        "-vf",
+        f"scale={out_w}:{out_h}:flags=fast_bilinear",
+        "-pix_fmt",
+        "bgr24",
+        "-f",
+        "rawvideo",
+        "-",
     ]
     detector = ContentDetector(threshold=threshold, min_scene_len=max(1, round(min_scene_len_s * fps)))
     total_frames = max(1, round(duration * fps))

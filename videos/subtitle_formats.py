@@ -110,7 +110,7 @@ def parse_clock(value: str) -> float:
 
 
 def format_timestamp(seconds: float, style: str = VTT) -> str:
-    """"HH:MM:SS,mmm" for style "srt"; "HH:MM:SS.mmm" for "vtt" and "lvb" (hours grow past 99)."""
+    """ "HH:MM:SS,mmm" for style "srt"; "HH:MM:SS.mmm" for "vtt" and "lvb" (hours grow past 99)."""
     if style not in (SRT, VTT, "lvb"):
         raise ValueError(f"unknown timestamp style {style!r}; use 'srt', 'vtt' or 'lvb'")
     if not math.isfinite(seconds) or seconds < 0:

@@ -32,8 +32,14 @@ def subtitles_import(*, video: Video, data: bytes, filename: str, language: str 
         SubtitleCue.objects.filter(video=video, source__in=FILE_SOURCES).delete()
         SubtitleCue.objects.bulk_create(
             [
-                SubtitleCue(video=video, start_s=c.start, end_s=c.end, text=c.text, source=report.source,
-                            language=language or video.language)
+                SubtitleCue(
+                    video=video,
+                    start_s=c.start,
+                    end_s=c.end,
+                    text=c.text,
+                    source=report.source,
+                    language=language or video.language,
+                )
                 for c in report.cues
             ],
             batch_size=2000,
@@ -46,7 +52,10 @@ def cues_replace(*, video: Video, cues: list[Cue], source: str, language: str = 
     with transaction.atomic():
         SubtitleCue.objects.filter(video=video, source=source).delete()
         SubtitleCue.objects.bulk_create(
-            [SubtitleCue(video=video, start_s=c.start, end_s=c.end, text=c.text, source=source, language=language) for c in cues],
+            [
+                SubtitleCue(video=video, start_s=c.start, end_s=c.end, text=c.text, source=source, language=language)
+                for c in cues
+            ],
             batch_size=2000,
         )
     return len(cues)

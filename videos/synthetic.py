@@ -151,13 +151,20 @@ def make_scene_video(
     for i, (scene, frames) in enumerate(zip(scenes, counts, strict=True)):
         pattern = scene.pattern or PATTERN_CYCLE[i % len(PATTERN_CYCLE)]
         source = PATTERNS[pattern].format(
-            w=width, h=height, fps=fps, i=i, bw=box, speed=max(width, height) // 3,
-            hw=width // 2, hh=height // 2, qw=max(8, width // 8), qh=max(8, height // 8),
+            w=width,
+            h=height,
+            fps=fps,
+            i=i,
+            bw=box,
+            speed=max(width, height) // 3,
+            hw=width // 2,
+            hh=height // 2,
+            qw=max(8, width // 8),
+            qh=max(8, height // 8),
         )
         # Every source is normalised to the same size, pixel format and aspect so concat accepts it.
         graph.append(
-            f"{source},scale={width}:{height},format=yuv420p,setsar=1,"
-            f"trim=end_frame={frames},setpts=PTS-STARTPTS[v{i}]"
+            f"{source},scale={width}:{height},format=yuv420p,setsar=1,trim=end_frame={frames},setpts=PTS-STARTPTS[v{i}]"
         )
         concat_inputs.append(f"[v{i}]")
         if audio:
@@ -180,9 +187,16 @@ def make_scene_video(
         video_out = "[vvfr]"
 
     argv = [
-        _ffmpeg_binary(), "-hide_banner", "-nostdin", "-loglevel", "error", "-y",
-        "-filter_complex", ";".join(graph),
-        "-map", video_out,
+        _ffmpeg_binary(),
+        "-hide_banner",
+        "-nostdin",
+        "-loglevel",
+        "error",
+        "-y",
+        "-filter_complex",
+        ";".join(graph),
+        "-map",
+        video_out,
     ]
     if audio:
         argv += ["-map", audio_out, "-c:a", acodec, "-b:a", "96k"]

@@ -35,12 +35,22 @@ def import_comments(job_id: int) -> None:
         with default_storage.open(staged, "rb") as fh:
             job_progress(job, done=0, total=job.params.get("size", 0) or 0, message="Importing comments")
             outcome = comments_import(
-                video=video, source=fh, filename=job.params["filename"],
-                progress=lambda n: job_progress(job, done=fh.tell() if hasattr(fh, "tell") else n, message=f"{n:,} comments imported"),
+                video=video,
+                source=fh,
+                filename=job.params["filename"],
+                progress=lambda n: job_progress(
+                    job, done=fh.tell() if hasattr(fh, "tell") else n, message=f"{n:,} comments imported"
+                ),
             )
         default_storage.delete(staged)
-        job.result = {"imported": outcome.imported, "skipped": outcome.skipped, "problems": [str(p) for p in outcome.problems]}
-        job.message = f"{outcome.imported:,} comments imported" + (f", {outcome.skipped:,} rows skipped" if outcome.skipped else "")
+        job.result = {
+            "imported": outcome.imported,
+            "skipped": outcome.skipped,
+            "problems": [str(p) for p in outcome.problems],
+        }
+        job.message = f"{outcome.imported:,} comments imported" + (
+            f", {outcome.skipped:,} rows skipped" if outcome.skipped else ""
+        )
 
 
 @shared_task(name="videos.import_manifest")  # not acks_late: a re-run would only report duplicates

@@ -253,4 +253,3 @@ def open_text_stream(fileobj_or_path, *, sniff_bytes: int = SNIFF_BYTES) -> tupl
     raw = _ReplayReader(prefix, source, owns_source=owns)
     stream = io.TextIOWrapper(io.BufferedReader(raw), encoding=encoding, errors=UNDECODABLE_ERRORS, newline="")
     return stream, encoding
-

@@ -19,8 +19,25 @@ CHUNK_S = 20 * 60
 
 def _extract_audio(src: Path, dst: Path, start_s: float, length_s: float) -> None:
     cmd = [
-        settings.FFMPEG_BINARY, "-nostdin", "-v", "error", "-y", "-ss", f"{start_s:.3f}", "-t", f"{length_s:.3f}",
-        "-i", str(src), "-vn", "-ac", "1", "-ar", "16000", "-b:a", "32k", str(dst),
+        settings.FFMPEG_BINARY,
+        "-nostdin",
+        "-v",
+        "error",
+        "-y",
+        "-ss",
+        f"{start_s:.3f}",
+        "-t",
+        f"{length_s:.3f}",
+        "-i",
+        str(src),
+        "-vn",
+        "-ac",
+        "1",
+        "-ar",
+        "16000",
+        "-b:a",
+        "32k",
+        str(dst),
     ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     if done.returncode != 0 or not dst.exists() or dst.stat().st_size == 0:
@@ -38,7 +55,9 @@ def video_transcribe(*, video: Video, language: str | None = None, progress=None
         for n, start in enumerate(starts):
             chunk = Path(tmp) / f"chunk{n}.mp3"
             _extract_audio(src, chunk, start, min(CHUNK_S, max(0.1, duration - start)))
-            segments, _call = transcribe(project=video.project, audio_path=chunk, language=language or video.language or None)
+            segments, _call = transcribe(
+                project=video.project, audio_path=chunk, language=language or video.language or None
+            )
             for seg_start, seg_end, text in segments:
                 text = text.strip()
                 if not text:

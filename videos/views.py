@@ -10,6 +10,7 @@ from django.db.models import Count, Prefetch, Q
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from jobs.models import BackgroundJob
@@ -19,9 +20,9 @@ from projects.permissions import Action, can, get_project_or_404
 from .curation import RULES, external_scores_import, video_curation_override
 from .ingest import DuplicateVideo, ImportRefused, video_import, video_process_start
 from .models import CurationDecision, CurationStatus, Video, VideoStatus
+from .score_files import score_rows
 from .subtitles import SUBTITLE_MAX_BYTES
 from .tasks import MODEL_STEPS
-from .score_files import score_rows
 
 PAGE_SIZE = 50
 
@@ -40,7 +41,11 @@ def _video_rows(project, params):
     return (
         videos.annotate(clip_count=Count("clips", distinct=True))
         .prefetch_related(
-            Prefetch("curation_decisions", queryset=CurationDecision.objects.filter(passed=False).order_by("rule"), to_attr="failed_decisions")
+            Prefetch(
+                "curation_decisions",
+                queryset=CurationDecision.objects.filter(passed=False).order_by("rule"),
+                to_attr="failed_decisions",
+            )
         )
         .order_by("name", "pk")
     )
@@ -72,7 +77,11 @@ def video_list(request, slug):
         "rules": [(code, label) for code, (label, _) in RULES.items()],
         "filters": {k: request.GET.get(k, "") for k in ("status", "curation", "failed_rule", "q")},
     }
-    template = "videos/video_list.html#rows" if request.htmx and request.GET.get("partial") == "rows" else "videos/video_list.html"
+    template = (
+        "videos/video_list.html#rows"
+        if request.htmx and request.GET.get("partial") == "rows"
+        else "videos/video_list.html"
+    )
     return render(request, template, context)
 
 
@@ -88,8 +97,11 @@ def video_upload(request, slug):
     try:
         if path is not None:
             video = video_import(
-                project=project, source=Path(upload.temporary_file_path()), filename=upload.name,
-                user=request.user, sha256=getattr(upload, "sha256", None),
+                project=project,
+                source=Path(upload.temporary_file_path()),
+                filename=upload.name,
+                user=request.user,
+                sha256=getattr(upload, "sha256", None),
             )
         else:  # small files stay in memory: give ffprobe a real file
             import tempfile
@@ -101,7 +113,8 @@ def video_upload(request, slug):
                 video = video_import(project=project, source=Path(tmp.name), filename=upload.name, user=request.user)
     except DuplicateVideo as exc:
         return JsonResponse(
-            {"ok": False, "error": str(exc), "existing": reverse("videos:player", args=[slug, exc.existing.pk])}, status=409
+            {"ok": False, "error": str(exc), "existing": reverse("videos:player", args=[slug, exc.existing.pk])},
+            status=409,
         )
     except ImportRefused as exc:
         return JsonResponse({"ok": False, "error": str(exc)}, status=422)
@@ -123,7 +136,13 @@ def _video_for(request, slug, video_id, action):
 
 
 def _back(request, slug, video):
-    return redirect(request.POST.get("next") or reverse("videos:list", args=[slug]))
+    """Back to the page the form was on (the list or the player); never to another site."""
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        target = reverse("videos:list", args=[slug])
+    return redirect(target)
 
 
 @login_required
@@ -176,7 +195,9 @@ def videos_run_step(request, slug, step):
             started += 1
         except JobAlreadyRunning:
             skipped += 1
-    messages.success(request, f"{label}: {started} jobs started" + (f", {skipped} already under way." if skipped else "."))
+    messages.success(
+        request, f"{label}: {started} jobs started" + (f", {skipped} already under way." if skipped else ".")
+    )
     return redirect("videos:list", slug=slug)
 
 
@@ -206,10 +227,14 @@ def video_subtitles_upload(request, slug, video_id):
     if upload is None:
         messages.error(request, "Choose a subtitle file first.")
     elif upload.size > SUBTITLE_MAX_BYTES:
-        messages.error(request, f"{upload.name} is larger than {SUBTITLE_MAX_BYTES // 1024 // 1024} MB; is it really subtitles?")
+        messages.error(
+            request, f"{upload.name} is larger than {SUBTITLE_MAX_BYTES // 1024 // 1024} MB; is it really subtitles?"
+        )
     else:
         try:
-            result = subtitles_import(video=video, data=upload.read(), filename=upload.name, language=request.POST.get("language", ""))
+            result = subtitles_import(
+                video=video, data=upload.read(), filename=upload.name, language=request.POST.get("language", "")
+            )
         except SubtitleFormatError as exc:
             details = "; ".join(str(p) for p in exc.problems[:5])
             messages.error(request, f"{upload.name}: {exc}" + (f" ({details})" if details else ""))
@@ -244,7 +269,10 @@ def video_comments_upload(request, slug, video_id):
     staged = default_storage.save(f"projects/{project.pk}/imports/comments/{video.pk}/{Path(upload.name).name}", upload)
     try:
         job = job_create(
-            project=project, kind="videos.import_comments", target=video, user=request.user,
+            project=project,
+            kind="videos.import_comments",
+            target=video,
+            user=request.user,
             params={"staged": staged, "filename": upload.name, "size": upload.size},
         )
     except JobAlreadyRunning:
@@ -275,4 +303,3 @@ def external_scores_upload(request, slug):
         text += f" Unknown videos skipped: {', '.join(outcome['unknown_videos'][:10])}."
     messages.success(request, text)
     return redirect("videos:list", slug=slug)
-

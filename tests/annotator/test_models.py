@@ -45,9 +45,17 @@ def test_chain_pair_joins_adjacent_chains_of_one_video():
     c0, c1, c2 = (factories.QAChainFactory(clip=factories.ClipFactory(video=video, index=i)) for i in range(3))
     other = factories.QAChainFactory(clip=factories.ClipFactory(index=1))
     project = video.project
-    _violates(lambda: ChainPair.objects.create(project=project, video=video, before_index=0, chain_before=c0, chain_after=c2))
-    _violates(lambda: ChainPair.objects.create(project=project, video=video, before_index=0, chain_before=c0, chain_after=other))
-    _violates(lambda: ChainPair.objects.create(project=project, video=video, before_index=1, chain_before=c0, chain_after=c1))
+    _violates(
+        lambda: ChainPair.objects.create(project=project, video=video, before_index=0, chain_before=c0, chain_after=c2)
+    )
+    _violates(
+        lambda: ChainPair.objects.create(
+            project=project, video=video, before_index=0, chain_before=c0, chain_after=other
+        )
+    )
+    _violates(
+        lambda: ChainPair.objects.create(project=project, video=video, before_index=1, chain_before=c0, chain_after=c1)
+    )
     assert ChainPair.objects.create(project=project, video=video, before_index=0, chain_before=c0, chain_after=c1).pk
 
 
@@ -73,4 +81,6 @@ def test_review_events_are_append_only_in_the_database():
     )
     _violates(lambda: ReviewEvent.objects.filter(pk=event.pk).update(comment="rewritten history"))
     # An event must point at exactly one item of its kind.
-    _violates(lambda: ReviewEvent.objects.create(project=chain.project, item_kind=ItemKind.MCQ, qa_chain=chain, to_status="x"))
+    _violates(
+        lambda: ReviewEvent.objects.create(project=chain.project, item_kind=ItemKind.MCQ, qa_chain=chain, to_status="x")
+    )

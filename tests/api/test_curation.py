@@ -42,8 +42,13 @@ def test_decisions_carry_rule_outcome_value_and_reason(client, project, people, 
     assert [d["rule"] for d in body["decisions"]] == ["duration", "mean_scene", "scene_count"]
     assert decisions["duration"]["passed"] is True and decisions["duration"]["value"] == 120.0
     assert decisions["scene_count"] == {
-        "rule": "scene_count", "label": "Number of scenes", "passed": False, "value": 3.0,
-        "reason": "3 scenes; wanted 5–15", "overridden_by": None, "override_note": "",
+        "rule": "scene_count",
+        "label": "Number of scenes",
+        "passed": False,
+        "value": 3.0,
+        "reason": "3 scenes; wanted 5–15",
+        "overridden_by": None,
+        "override_note": "",
         "decided_at": decisions["scene_count"]["decided_at"],
     }
     assert "mean scene 40.0 s" in decisions["mean_scene"]["reason"]
@@ -51,8 +56,9 @@ def test_decisions_carry_rule_outcome_value_and_reason(client, project, people, 
 
 def test_override_keeps_a_rejected_video_and_pending_hands_it_back(client, project, people, video):
     client.force_login(people["admin"])
-    response = client.post(_url(project, video), {"status": "kept", "note": "Great cooking footage."},
-                           content_type="application/json")
+    response = client.post(
+        _url(project, video), {"status": "kept", "note": "Great cooking footage."}, content_type="application/json"
+    )
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["curation_status"] == "kept" and body["overridden_by"] == people["admin"].username
@@ -73,8 +79,9 @@ def test_override_keeps_a_rejected_video_and_pending_hands_it_back(client, proje
 
 def test_override_input_is_validated(client, project, people, video):
     client.force_login(people["admin"])
-    error = assert_error(client.post(_url(project, video), {"status": "maybe"}, content_type="application/json"),
-                         400, "validation_error")
+    error = assert_error(
+        client.post(_url(project, video), {"status": "maybe"}, content_type="application/json"), 400, "validation_error"
+    )
     assert list(error["details"]) == ["status"]
     response = client.post(_url(project, video), {}, content_type="application/json")
     error = assert_error(response, 400, "validation_error")

@@ -76,7 +76,9 @@ def test_django_exceptions_keep_their_message():
         "error": {"code": "not_found", "message": "No such video.", "details": {}}
     }
     assert _reshape(PermissionDenied("Your role does not allow this."))["error"] == {
-        "code": "permission_denied", "message": "Your role does not allow this.", "details": {}
+        "code": "permission_denied",
+        "message": "Your role does not allow this.",
+        "details": {},
     }
 
 

@@ -52,8 +52,12 @@ def test_upload_probes_stores_and_queues_processing(
 ):
     with django_capture_on_commit_callbacks(execute=True):
         response = _upload(
-            client, project, video_file, headers=token_for(people["admin"]),
-            name="street_01", metadata=json.dumps({"topic_category": "LV", "view_count": 42, "camera": "A"}),
+            client,
+            project,
+            video_file,
+            headers=token_for(people["admin"]),
+            name="street_01",
+            metadata=json.dumps({"topic_category": "LV", "view_count": 42, "camera": "A"}),
         )
     assert response.status_code == 201, response.content
     body = response.json()
@@ -211,8 +215,10 @@ def test_manifest_import_is_for_admins(client, project, people, sent):
 # POST videos/{id}/reprocess/, transcribe/, complexity/
 
 
-@pytest.mark.parametrize("step, kind", [("reprocess", "videos.process"), ("transcribe", "videos.transcribe"),
-                                        ("complexity", "videos.complexity")])
+@pytest.mark.parametrize(
+    "step, kind",
+    [("reprocess", "videos.process"), ("transcribe", "videos.transcribe"), ("complexity", "videos.complexity")],
+)
 def test_steps_queue_a_job_and_refuse_a_second_while_it_runs(
     client, project, people, sent, step, kind, django_capture_on_commit_callbacks
 ):

@@ -39,11 +39,30 @@ def jobs(project, people):
     video = factories.VideoFactory(project=project)
     now = timezone.now()
     made = {
-        "done": _job(project, kind="videos.process", target_type="videos.video", target_id=video.pk,
-                     status=JobStatus.SUCCEEDED, progress_done=100, progress_total=100, message="Ready: 3 scenes",
-                     result={"clips": 3}, started_at=now, finished_at=now, created_by=people["admin"]),
-        "failed": _job(project, kind="videos.transcribe", target_type="videos.video", target_id=video.pk,
-                       status=JobStatus.FAILED, error="speech endpoint said 500", progress_done=1, progress_total=4),
+        "done": _job(
+            project,
+            kind="videos.process",
+            target_type="videos.video",
+            target_id=video.pk,
+            status=JobStatus.SUCCEEDED,
+            progress_done=100,
+            progress_total=100,
+            message="Ready: 3 scenes",
+            result={"clips": 3},
+            started_at=now,
+            finished_at=now,
+            created_by=people["admin"],
+        ),
+        "failed": _job(
+            project,
+            kind="videos.transcribe",
+            target_type="videos.video",
+            target_id=video.pk,
+            status=JobStatus.FAILED,
+            error="speech endpoint said 500",
+            progress_done=1,
+            progress_total=4,
+        ),
         "queued": _job(project, kind="videos.import_manifest", params={"rows": [{"line": 2}]}),
     }
     # Distinct creation times, oldest first in the dict's order.
@@ -119,8 +138,12 @@ def test_list_query_count_does_not_grow_with_jobs(client, project, people, token
     _job(project, created_by=people["admin"])
     few = count()
     for _ in range(10):
-        _job(project, created_by=factories.UserFactory(), target_type="videos.video",
-             target_id=factories.VideoFactory(project=project).pk)
+        _job(
+            project,
+            created_by=factories.UserFactory(),
+            target_type="videos.video",
+            target_id=factories.VideoFactory(project=project).pk,
+        )
     assert count() == few
     # Token + user, project, the caller's roles, count, rows (with their creators).
     assert few == 5
@@ -169,7 +192,10 @@ def test_retry_queues_a_new_job_with_the_same_kind_target_and_params(
     new = BackgroundJob.objects.get(pk=body["id"])
     assert new.pk != failed.pk and body["status"] == "queued"
     assert (new.kind, new.target_type, new.target_id, new.params) == (
-        "videos.transcribe", "videos.video", jobs["video"].pk, {"language": "en"}
+        "videos.transcribe",
+        "videos.video",
+        jobs["video"].pk,
+        {"language": "en"},
     )
     assert new.created_by == people["admin"]
     assert sent == [("videos.transcribe", [new.pk])]

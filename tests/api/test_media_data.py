@@ -113,8 +113,11 @@ def test_clips_query_count_does_not_grow_with_clips(client, project, people, vid
 def cues(video):
     made = {}
     for start, end, text, source in [
-        (0.0, 2.0, "hello", CueSource.SRT), (2.0, 4.0, "onions", CueSource.SRT), (5.0, 5.0, "blip", CueSource.SRT),
-        (9.0, 12.0, "goodbye", CueSource.SRT), (1.0, 3.0, "asr hello", CueSource.ASR),
+        (0.0, 2.0, "hello", CueSource.SRT),
+        (2.0, 4.0, "onions", CueSource.SRT),
+        (5.0, 5.0, "blip", CueSource.SRT),
+        (9.0, 12.0, "goodbye", CueSource.SRT),
+        (1.0, 3.0, "asr hello", CueSource.ASR),
     ]:
         made[text] = factories.SubtitleCueFactory(video=video, start_s=start, end_s=end, text=text, source=source)
     return made
@@ -204,7 +207,8 @@ def test_subtitles_import_keeps_valid_cues_and_lists_the_skipped_by_line(client,
     client.force_login(people["annotator"])
     listed = client.get(_url(project, video, "cues/?source=srt")).json()["results"]
     assert [(c["start_s"], c["end_s"], c["text"], c["language"]) for c in listed] == [
-        (0.5, 2.0, "Welcome to the kitchen.", "en"), (3.0, 4.5, "Now we chop the onions.", "en")
+        (0.5, 2.0, "Welcome to the kitchen.", "en"),
+        (3.0, 4.5, "Now we chop the onions.", "en"),
     ]
     others = SubtitleCue.objects.filter(video=video).exclude(source=CueSource.SRT)
     assert list(others.values_list("text", flat=True)) == [asr.text]
@@ -350,7 +354,9 @@ def test_comment_import_stages_the_file_and_the_job_loads_it(
     assert _staged() == []  # the staged copy is gone once imported
     body = client.get(_url(project, video, "comments/?start=0&end=30")).json()
     assert [(c["time_s"], c["text"], c["user"]) for c in body["comments"]] == [
-        (0.5, "hello", "bob"), (1.5, "first!", "ann"), (20.0, "later", "ann")
+        (0.5, "hello", "bob"),
+        (1.5, "first!", "ann"),
+        (20.0, "later", "ann"),
     ]
 
 

@@ -19,12 +19,30 @@ def _names(response):
 @pytest.fixture
 def videos(project):
     return {
-        "a": factories.VideoFactory(project=project, name="a", status=VideoStatus.READY, split=Split.TRAIN,
-                                    curation_status=CurationStatus.KEPT, duration_s=30.0),
-        "b": factories.VideoFactory(project=project, name="b", status=VideoStatus.FAILED, split=Split.UNASSIGNED,
-                                    curation_status=CurationStatus.REJECTED, duration_s=10.0),
-        "c": factories.VideoFactory(project=project, name="c", status=VideoStatus.READY, split=Split.EVAL,
-                                    curation_status=CurationStatus.PENDING, duration_s=20.0),
+        "a": factories.VideoFactory(
+            project=project,
+            name="a",
+            status=VideoStatus.READY,
+            split=Split.TRAIN,
+            curation_status=CurationStatus.KEPT,
+            duration_s=30.0,
+        ),
+        "b": factories.VideoFactory(
+            project=project,
+            name="b",
+            status=VideoStatus.FAILED,
+            split=Split.UNASSIGNED,
+            curation_status=CurationStatus.REJECTED,
+            duration_s=10.0,
+        ),
+        "c": factories.VideoFactory(
+            project=project,
+            name="c",
+            status=VideoStatus.READY,
+            split=Split.EVAL,
+            curation_status=CurationStatus.PENDING,
+            duration_s=20.0,
+        ),
     }
 
 

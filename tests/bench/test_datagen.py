@@ -27,7 +27,13 @@ def dataset():
 def test_targets_scale_in_proportion_and_refuse_nonsense():
     full, small = Targets(), Targets().scaled(SCALE)
     assert (small.videos, small.chains, small.qa_pairs, small.relations, small.mcqs, small.comments) == (
-        14, 116, 500, 75, 67, 14_500)
+        14,
+        116,
+        500,
+        75,
+        67,
+        14_500,
+    )
     assert full.scaled(1) == full
     for bad in (0, -1, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="scale"):
@@ -65,17 +71,19 @@ def test_every_invariant_holds(dataset):
     assert not pairs.exclude(chain_after__clip__index=F("before_index") + 1, chain_after__clip__video=F("video"))
     relations = Relation.objects.filter(chain_pair__project=project)
     assert not relations.exclude(
-        from_pair__chain=F("chain_pair__chain_before"), to_pair__chain=F("chain_pair__chain_after"))
+        from_pair__chain=F("chain_pair__chain_before"), to_pair__chain=F("chain_pair__chain_after")
+    )
     # QA turns are numbered 0..n-1 in every chain.
     turns = QAChain.objects.filter(project=project).annotate(
-        n=Count("pairs"), lo=Min("pairs__index"), hi=Max("pairs__index"))
+        n=Count("pairs"), lo=Min("pairs__index"), hi=Max("pairs__index")
+    )
     assert all(c.n >= 1 and c.lo == 0 and c.hi == c.n - 1 for c in turns)
 
     for mcq in MCQ.objects.filter(project=project).prefetch_related("mcq_videos", "moments__video"):
         assert 0 <= mcq.correct_index < len(mcq.options)
         assert [link.order for link in mcq.mcq_videos.all()] == list(range(mcq.mcq_videos.count()))
         if mcq.referring_query:
-            assert mcq.question[mcq.referring_start:mcq.referring_end] == mcq.referring_query
+            assert mcq.question[mcq.referring_start : mcq.referring_end] == mcq.referring_query
             assert 4 <= len(mcq.options) <= 5 and mcq.moments.exists()
         for moment in mcq.moments.all():
             assert 0 <= moment.time_s <= moment.video.duration_s
@@ -86,15 +94,17 @@ def test_every_invariant_holds(dataset):
 
     videos = Video.objects.filter(project=project)
     assert not SubtitleCue.objects.filter(video__in=videos).filter(
-        Q(start_s__gt=F("end_s")) | Q(end_s__gt=F("video__duration_s")))
+        Q(start_s__gt=F("end_s")) | Q(end_s__gt=F("video__duration_s"))
+    )
     assert not Comment.objects.filter(video__in=videos).filter(Q(time_s__lt=0) | Q(time_s__gt=F("video__duration_s")))
 
 
 def test_the_review_log_tells_each_items_story(dataset):
     project = dataset.project_id
     for chain in QAChain.objects.filter(project=project)[:40]:
-        events = list(ReviewEvent.objects.filter(item_kind=ItemKind.QA_CHAIN, qa_chain=chain)
-                      .order_by("created_at", "id"))
+        events = list(
+            ReviewEvent.objects.filter(item_kind=ItemKind.QA_CHAIN, qa_chain=chain).order_by("created_at", "id")
+        )
         assert events[0].from_status == "" and events[-1].to_status == chain.status
         # Each transition starts where the previous one ended, and time only moves forward.
         for before, after in zip(events, events[1:], strict=False):
@@ -115,22 +125,47 @@ def _signature(slug: str) -> dict:
     videos = Video.objects.filter(project__slug=slug).order_by("name")
     return {
         "videos": list(videos.values_list("name", "duration_s", "fps", "sha256")),
-        "clips": list(Clip.objects.filter(video__in=videos).order_by("video__name", "index")
-                      .values_list("video__name", "index", "start_s", "end_s")),
-        "pairs": list(QAPair.objects.filter(chain__project__slug=slug)
-                      .order_by("chain__clip__video__name", "chain__clip__index", "index")
-                      .values_list("question", "answer", "skill")),
-        "relations": sorted(Relation.objects.filter(chain_pair__project__slug=slug).values_list(
-            "chain_pair__video__name", "chain_pair__before_index", "from_pair__index", "to_pair__index",
-            "relation_type")),
-        "mcqs": list(MCQ.objects.filter(project__slug=slug).order_by("id").values_list(
-            "question", "options", "correct_index", "category", "status")),
-        "comments": list(Comment.objects.filter(video__in=videos).values("video__name").annotate(n=Count("id"))
-                         .order_by("video__name").values_list("video__name", "n")),
-        "first_comments": list(Comment.objects.filter(video__in=videos).order_by("video__name", "time_s", "id")
-                               .values_list("time_s", "text", "user")[:50]),
-        "statuses": list(QAChain.objects.filter(project__slug=slug).order_by("clip__video__name", "clip__index")
-                         .values_list("status", "version", "author__username")),
+        "clips": list(
+            Clip.objects.filter(video__in=videos)
+            .order_by("video__name", "index")
+            .values_list("video__name", "index", "start_s", "end_s")
+        ),
+        "pairs": list(
+            QAPair.objects.filter(chain__project__slug=slug)
+            .order_by("chain__clip__video__name", "chain__clip__index", "index")
+            .values_list("question", "answer", "skill")
+        ),
+        "relations": sorted(
+            Relation.objects.filter(chain_pair__project__slug=slug).values_list(
+                "chain_pair__video__name",
+                "chain_pair__before_index",
+                "from_pair__index",
+                "to_pair__index",
+                "relation_type",
+            )
+        ),
+        "mcqs": list(
+            MCQ.objects.filter(project__slug=slug)
+            .order_by("id")
+            .values_list("question", "options", "correct_index", "category", "status")
+        ),
+        "comments": list(
+            Comment.objects.filter(video__in=videos)
+            .values("video__name")
+            .annotate(n=Count("id"))
+            .order_by("video__name")
+            .values_list("video__name", "n")
+        ),
+        "first_comments": list(
+            Comment.objects.filter(video__in=videos)
+            .order_by("video__name", "time_s", "id")
+            .values_list("time_s", "text", "user")[:50]
+        ),
+        "statuses": list(
+            QAChain.objects.filter(project__slug=slug)
+            .order_by("clip__video__name", "clip__index")
+            .values_list("status", "version", "author__username")
+        ),
     }
 
 
@@ -160,14 +195,16 @@ def test_rows_streamed_with_copy_are_still_checked(dataset):
         copy_rows(Comment, ["video", "time_s", "text", "user", "metadata"], ["999999999\t1.5\thi\t\t\\N\n"], now=now)
     video = Video.objects.filter(project=dataset.project_id).first()
     with pytest.raises(IntegrityError), transaction.atomic():
-        copy_rows(Clip, ["video", "index", "start_s", "end_s"], [f"{video.id}\t999\t0\t{video.duration_s + 5}\n"],
-                  now=now)
+        copy_rows(
+            Clip, ["video", "index", "start_s", "end_s"], [f"{video.id}\t999\t0\t{video.duration_s + 5}\n"], now=now
+        )
     # A good row goes in, and the keys and indexes are back with their names.
     copy_rows(Comment, ["video", "time_s", "text", "user", "metadata"], [f"{video.id}\t1.5\tfine\tme\t\\N\n"], now=now)
     assert Comment.objects.filter(video=video, text="fine").exists()
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_constraint"
-                       " WHERE conrelid = 'videos_comment'::regclass AND contype = 'f'")
+        cursor.execute(
+            "SELECT count(*) FROM pg_constraint WHERE conrelid = 'videos_comment'::regclass AND contype = 'f'"
+        )
         assert cursor.fetchone()[0] == 1
         cursor.execute("SELECT count(*) FROM pg_indexes WHERE tablename = 'videos_comment'")
         assert cursor.fetchone()[0] == 3  # primary key, video_id, (video_id, time_s)

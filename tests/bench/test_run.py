@@ -52,10 +52,14 @@ def test_a_failing_figure_is_reported_and_the_others_still_run(tmp_path, capsys)
 
 def test_results_json_has_the_fixed_shape_and_keeps_figures_not_run(tmp_path):
     path = tmp_path / "results.json"
-    path.write_text(json.dumps({
-        "older_figure": {"value": 1.0, "unit": "s", "baseline": None, "ratio": None},
-        "render_ms": {"value": 99.0, "unit": "ms", "baseline": None, "ratio": None},
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "older_figure": {"value": 1.0, "unit": "s", "baseline": None, "ratio": None},
+                "render_ms": {"value": 99.0, "unit": "ms", "baseline": None, "ratio": None},
+            }
+        )
+    )
     results, _ = run_figures(_figures()[:2], BenchContext(work_dir=tmp_path), out=io.StringIO())
     merge_results(path, results)
     data = json.loads(path.read_text())
@@ -71,8 +75,9 @@ def test_an_unreadable_results_file_is_kept_aside_not_lost(tmp_path, capsys):
     path.write_text("{not json")
     results, _ = run_figures(_figures()[1:2], BenchContext(work_dir=tmp_path), out=io.StringIO())
     merge_results(path, results)
-    assert json.loads(path.read_text()) == {"query_count": {"value": 7, "unit": "queries", "baseline": None,
-                                                            "ratio": None}}
+    assert json.loads(path.read_text()) == {
+        "query_count": {"value": 7, "unit": "queries", "baseline": None, "ratio": None}
+    }
     assert (tmp_path / "results.json.unreadable").read_text() == "{not json"
     assert "unreadable" in capsys.readouterr().err
 
@@ -103,7 +108,8 @@ def test_the_registry_finds_every_module_and_refuses_a_name_twice(tmp_path, monk
     (package / "__init__.py").write_text("")
     for module in ("a", "b"):
         (package / f"{module}.py").write_text(
-            "from bench.figure import Figure\nFIGURES = [Figure('same_s', 's', lambda ctx: 1)]\n")
+            "from bench.figure import Figure\nFIGURES = [Figure('same_s', 's', lambda ctx: 1)]\n"
+        )
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(SelectionError, match="defined twice: in fake_figures.a and fake_figures.b"):
         discover_figures("fake_figures")
@@ -115,7 +121,11 @@ def test_make_bench_runs_end_to_end_on_its_own_database(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     proc = subprocess.run(
         [sys.executable, "-m", "bench.run", "--only", "datagen_s", "--scale", "0.003", "--results", str(results)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     assert re.fullmatch(r"datagen_s: \d+(\.\d+)? s\n", proc.stdout), proc.stdout
@@ -127,7 +137,8 @@ def test_make_bench_runs_end_to_end_on_its_own_database(tmp_path):
 
 
 def test_an_unknown_figure_is_refused_before_anything_starts():
-    proc = subprocess.run([sys.executable, "-m", "bench.run", "--only", "nope"], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--only", "nope"], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2
     assert "unknown figure(s): nope" in proc.stderr and proc.stdout == ""

@@ -16,11 +16,20 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 FPS = 25
 SCENES = (3.0, 4.0, 2.0, 3.0)  # cuts at 3, 7 and 9 s; 12 s in all
 PAD = 0.5
-CUES = [(0.5, 2.5, "A red box slides to the right."), (3.2, 5.0, "Colour bars fill the screen."),
-        (6.0, 8.0, "A blue box climbs up."), (9.5, 11.5, "The pattern turns green.")]
+CUES = [
+    (0.5, 2.5, "A red box slides to the right."),
+    (3.2, 5.0, "Colour bars fill the screen."),
+    (6.0, 8.0, "A blue box climbs up."),
+    (9.5, 11.5, "The pattern turns green."),
+]
 # The panel shows [t - 5, t + 5): after a seek to 6.0 that is [1.0, 11.0).
-COMMENTS = [(0.5, "too early"), (1.5, "first in window"), (6.5, "second in window"),
-            (10.9, "last in window"), (11.2, "too late")]
+COMMENTS = [
+    (0.5, "too early"),
+    (1.5, "first in window"),
+    (6.5, "second in window"),
+    (10.9, "last in window"),
+    (11.2, "too late"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -39,19 +48,39 @@ def setup(scene_file, tmp_path):
     shutil.copy(scene_file, local)
     with local.open("rb") as fh:
         video = Video(
-            project=project, name="scenes", original_filename="scenes.mp4",
-            sha256=hashlib.sha256(local.read_bytes()).hexdigest(), size_bytes=local.stat().st_size,
-            duration_s=sum(SCENES), fps=FPS, frame_count=int(sum(SCENES) * FPS), width=320, height=180,
-            container="mov,mp4,m4a,3gp,3g2,mj2", video_codec="h264", audio_codec="aac", has_audio=True,
-            status=VideoStatus.READY, scenes=[[0.0, 3.0], [3.0, 7.0], [7.0, 9.0], [9.0, 12.0]],
+            project=project,
+            name="scenes",
+            original_filename="scenes.mp4",
+            sha256=hashlib.sha256(local.read_bytes()).hexdigest(),
+            size_bytes=local.stat().st_size,
+            duration_s=sum(SCENES),
+            fps=FPS,
+            frame_count=int(sum(SCENES) * FPS),
+            width=320,
+            height=180,
+            container="mov,mp4,m4a,3gp,3g2,mj2",
+            video_codec="h264",
+            audio_codec="aac",
+            has_audio=True,
+            status=VideoStatus.READY,
+            scenes=[[0.0, 3.0], [3.0, 7.0], [7.0, 9.0], [9.0, 12.0]],
         )
         video.original.save("scenes.mp4", File(fh), save=False)
         video.save()
     bounds = [(0.0, 3.0), (3.0, 7.0), (7.0, 9.0), (9.0, 12.0)]
-    Clip.objects.bulk_create([
-        Clip(video=video, index=i, start_s=max(0.0, s - PAD), end_s=min(12.0, e + PAD), scene_start_s=s, scene_end_s=e)
-        for i, (s, e) in enumerate(bounds)
-    ])  # [0, 3.5], [2.5, 7.5], [6.5, 9.5], [8.5, 12]
+    Clip.objects.bulk_create(
+        [
+            Clip(
+                video=video,
+                index=i,
+                start_s=max(0.0, s - PAD),
+                end_s=min(12.0, e + PAD),
+                scene_start_s=s,
+                scene_end_s=e,
+            )
+            for i, (s, e) in enumerate(bounds)
+        ]
+    )  # [0, 3.5], [2.5, 7.5], [6.5, 9.5], [8.5, 12]
     SubtitleCue.objects.bulk_create(
         [SubtitleCue(video=video, start_s=s, end_s=e, text=t, source=CueSource.SRT) for s, e, t in CUES]
     )
@@ -180,8 +209,14 @@ def test_search_marks_survive_reload_and_the_help_lists_player_keys(live_server,
 
     page.keyboard.press("?")
     help_text = page.locator("#shortcut-help").inner_text()
-    for label in ("Play / pause", "Forward 5 seconds", "One frame forward", "Next clip", "Mark the current time",
-                  "Search the transcript"):
+    for label in (
+        "Play / pause",
+        "Forward 5 seconds",
+        "One frame forward",
+        "Next clip",
+        "Mark the current time",
+        "Search the transcript",
+    ):
         assert label in help_text
 
 

@@ -91,7 +91,12 @@ class Reply:
 
     @classmethod
     def status(
-        cls, code: int, *, message: str | None = None, retry_after: float | None = None, error_code: str | None = None,
+        cls,
+        code: int,
+        *,
+        message: str | None = None,
+        retry_after: float | None = None,
+        error_code: str | None = None,
     ) -> Reply:
         """An HTTP error in OpenAI's error shape; `retry_after` sets the Retry-After headers.
 
@@ -112,7 +117,10 @@ class Reply:
 
     @classmethod
     def transcript(
-        cls, segments: Iterable[tuple[float, float, str]] | None = DEFAULT_SEGMENTS, *, text: str | None = None,
+        cls,
+        segments: Iterable[tuple[float, float, str]] | None = DEFAULT_SEGMENTS,
+        *,
+        text: str | None = None,
         language: str = "en",
     ) -> Reply:
         """A transcription. `segments=None` answers with text only, as servers without verbose_json do."""
@@ -259,11 +267,23 @@ class RecordedRequest:
     def summary(self) -> dict:
         """A JSON-able digest for the remote log (no image bytes)."""
         return {
-            "seq": self.seq, "method": self.method, "path": self.path, "endpoint": self.endpoint,
-            "model": self.model, "user": self.user, "text": self.text, "response_format": self.response_format,
-            "image_count": len(self.image_urls), "image_sizes": [len(b) for b in self.images],
-            "form": self.form, "files": self.files, "started": self.started, "finished": self.finished,
-            "reply_kind": self.reply_kind, "status": self.status, "rule": self.rule,
+            "seq": self.seq,
+            "method": self.method,
+            "path": self.path,
+            "endpoint": self.endpoint,
+            "model": self.model,
+            "user": self.user,
+            "text": self.text,
+            "response_format": self.response_format,
+            "image_count": len(self.image_urls),
+            "image_sizes": [len(b) for b in self.images],
+            "form": self.form,
+            "files": self.files,
+            "started": self.started,
+            "finished": self.finished,
+            "reply_kind": self.reply_kind,
+            "status": self.status,
+            "rule": self.rule,
         }
 
 
@@ -384,8 +404,15 @@ class FakeOpenAIServer:
     """An OpenAI-compatible server in a background thread; see the module docstring."""
 
     def __init__(
-        self, *, host: str = "127.0.0.1", port: int = 0, latency_ms: float = 0, api_key: str | None = None,
-        reject_json_schema: bool = False, reject_verbose_json: bool = False, models: Iterable[str] = DEFAULT_MODELS,
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency_ms: float = 0,
+        api_key: str | None = None,
+        reject_json_schema: bool = False,
+        reject_verbose_json: bool = False,
+        models: Iterable[str] = DEFAULT_MODELS,
         control: bool = True,
     ) -> None:
         self.host = host
@@ -417,7 +444,9 @@ class FakeOpenAIServer:
 
     def start(self) -> FakeOpenAIServer:
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name=f"fake-openai:{self.port}",
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"fake-openai:{self.port}",
             daemon=True,
         )
         self._thread.start()
@@ -441,7 +470,12 @@ class FakeOpenAIServer:
 
     # Scripting.
     def script(
-        self, match: Matcher, replies: Reply | Iterable[Reply], *, repeat: bool = False, endpoint: str | None = None,
+        self,
+        match: Matcher,
+        replies: Reply | Iterable[Reply],
+        *,
+        repeat: bool = False,
+        endpoint: str | None = None,
     ) -> None:
         """Hand out `replies` in order to requests that match; `repeat` keeps giving the last one."""
         replies = [replies] if isinstance(replies, Reply) else list(replies)
@@ -478,8 +512,7 @@ class FakeOpenAIServer:
         with self._lock:
             log = list(self._log)
         return [
-            r for r in log
-            if (endpoint is None or r.endpoint == endpoint) and (match is None or match in r.marker_text)
+            r for r in log if (endpoint is None or r.endpoint == endpoint) and (match is None or match in r.marker_text)
         ]
 
     @property
@@ -493,7 +526,9 @@ class FakeOpenAIServer:
     def stats(self) -> dict:
         with self._lock:
             return {
-                "requests": len(self._log), "in_flight": self._in_flight, "max_in_flight": self._max_in_flight,
+                "requests": len(self._log),
+                "in_flight": self._in_flight,
+                "max_in_flight": self._max_in_flight,
                 "latency_ms": self.latency_ms,
             }
 
@@ -588,7 +623,11 @@ class _Handler(BaseHTTPRequestHandler):
             ("GET", "/v1/models"): "models",
         }.get((method, path), "other")
         request = RecordedRequest(
-            seq=0, method=method, path=path, endpoint=endpoint, headers={k.lower(): v for k, v in self.headers.items()},
+            seq=0,
+            method=method,
+            path=path,
+            endpoint=endpoint,
+            headers={k.lower(): v for k, v in self.headers.items()},
             started=time.monotonic(),
         )
         fake._begin(request)
@@ -650,7 +689,9 @@ class _Handler(BaseHTTPRequestHandler):
         rf = request.response_format or {}
         if fake.reject_json_schema and rf.get("type") == "json_schema":
             self._error(
-                request, 400, "response_format of type 'json_schema' is not supported by this model.",
+                request,
+                400,
+                "response_format of type 'json_schema' is not supported by this model.",
                 param="response_format",
             )
             return
@@ -698,7 +739,9 @@ class _Handler(BaseHTTPRequestHandler):
             filename = part.get_filename()
             if filename is not None:
                 request.files[name] = {
-                    "filename": filename, "size": len(payload), "content_type": part.get_content_type(),
+                    "filename": filename,
+                    "size": len(payload),
+                    "content_type": part.get_content_type(),
                 }
             elif name.endswith("[]"):
                 request.form.setdefault(name[:-2], []).append(payload.decode("utf-8", "replace"))
@@ -718,7 +761,9 @@ class _Handler(BaseHTTPRequestHandler):
         fmt = request.form.get("response_format", "json")
         if fmt == "verbose_json" and fake.reject_verbose_json:
             self._error(
-                request, 400, f"response_format 'verbose_json' is not compatible with model '{request.model}'.",
+                request,
+                400,
+                f"response_format 'verbose_json' is not compatible with model '{request.model}'.",
                 param="response_format",
             )
             return
@@ -734,14 +779,24 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(request, 200, {"text": text, "usage": {"type": "duration", "seconds": 1}})
             return
         body: dict[str, Any] = {
-            "task": "transcribe", "language": reply.language, "text": text,
+            "task": "transcribe",
+            "language": reply.language,
+            "text": text,
             "duration": segments[-1][1] if segments else 0.0,
         }
         if segments is not None:
             body["segments"] = [
                 {
-                    "id": i, "seek": 0, "start": s, "end": e, "text": t, "tokens": [], "temperature": 0.0,
-                    "avg_logprob": -0.2, "compression_ratio": 1.0, "no_speech_prob": 0.01,
+                    "id": i,
+                    "seek": 0,
+                    "start": s,
+                    "end": e,
+                    "text": t,
+                    "tokens": [],
+                    "temperature": 0.0,
+                    "avg_logprob": -0.2,
+                    "compression_ratio": 1.0,
+                    "no_speech_prob": 0.01,
                 }
                 for i, (s, e, t) in enumerate(segments)
             ]
@@ -750,8 +805,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     # Writing answers.
     def _error(
-        self, request: RecordedRequest | None, status: int, message: str, headers: dict | None = None,
-        param: str | None = None, code: str | None = None,
+        self,
+        request: RecordedRequest | None,
+        status: int,
+        message: str,
+        headers: dict | None = None,
+        param: str | None = None,
+        code: str | None = None,
     ) -> None:
         body = {"error": {"message": message, "type": code or _error_type(status), "param": param, "code": code}}
         self._json(request, status, body, headers)
@@ -760,7 +820,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(request, status, json.dumps(body, ensure_ascii=False).encode(), "application/json", headers)
 
     def _send(
-        self, request: RecordedRequest | None, status: int, payload: bytes, content_type: str,
+        self,
+        request: RecordedRequest | None,
+        status: int,
+        payload: bytes,
+        content_type: str,
         headers: dict | None = None,
     ) -> None:
         if request is not None:
@@ -870,8 +934,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reject-verbose-json", action="store_true", help="refuse verbose_json transcriptions")
     args = parser.parse_args(argv)
     server = FakeOpenAIServer(
-        host=args.host, port=args.port, latency_ms=args.latency_ms, api_key=args.api_key,
-        reject_json_schema=args.reject_json_schema, reject_verbose_json=args.reject_verbose_json,
+        host=args.host,
+        port=args.port,
+        latency_ms=args.latency_ms,
+        api_key=args.api_key,
+        reject_json_schema=args.reject_json_schema,
+        reject_verbose_json=args.reject_verbose_json,
     )
     # SIGTERM ends serve_forever cleanly (from another thread: shutdown() waits for the loop).
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.stop, daemon=True).start())

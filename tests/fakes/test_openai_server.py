@@ -49,13 +49,17 @@ def test_markers_route_parallel_requests_to_their_own_scripts():
 
 def test_default_answer_follows_the_requested_schema_and_usage_is_reported():
     schema = {
-        "type": "object", "required": ["score", "tags"],
-        "properties": {"score": {"type": "integer", "minimum": 1, "maximum": 10}, "tags": {"type": "array",
-                       "minItems": 2, "items": {"type": "string", "enum": ["a", "b"]}}},
+        "type": "object",
+        "required": ["score", "tags"],
+        "properties": {
+            "score": {"type": "integer", "minimum": 1, "maximum": 10},
+            "tags": {"type": "array", "minItems": 2, "items": {"type": "string", "enum": ["a", "b"]}},
+        },
     }
     with FakeOpenAIServer() as server:
         response = sdk(server).chat.completions.create(
-            model="gpt-4o", messages=[{"role": "user", "content": "rate it"}],
+            model="gpt-4o",
+            messages=[{"role": "user", "content": "rate it"}],
             response_format={"type": "json_schema", "json_schema": {"name": "rating", "schema": schema}},
         )
 
@@ -95,13 +99,19 @@ def test_request_log_keeps_images_and_in_flight_peak():
         images = [b"\xff\xd8\x00\x01", b"\xff\xd8\x00\x02"]
         content = [
             {"type": "text", "text": "look"},
-            *({"type": "image_url", "image_url": {"url": "data:image/jpeg;base64," + base64.b64encode(i).decode()}}
-              for i in images),
+            *(
+                {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64," + base64.b64encode(i).decode()}}
+                for i in images
+            ),
         ]
         threads = [
-            threading.Thread(target=client.chat.completions.create, kwargs={
-                "model": "m", "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": content}],
-            })
+            threading.Thread(
+                target=client.chat.completions.create,
+                kwargs={
+                    "model": "m",
+                    "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": content}],
+                },
+            )
             for _ in range(3)
         ]
         for t in threads:
@@ -136,7 +146,10 @@ def test_standalone_server_is_scriptable_from_another_process():
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.fakes.openai_server", "--port", str(port), "--latency-ms", "50"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     try:

@@ -51,5 +51,5 @@ def test_running_records_success_progress_and_failure(project, sent):
 
     retried = job_retry(job=failing)
     assert retried.pk != failing.pk and retried.kind == "k" and retried.status == JobStatus.QUEUED
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Only a failed or cancelled job"):
         job_retry(job=job)

@@ -38,7 +38,10 @@ def pauses(monkeypatch):
 
 def complexity(project, **overrides):
     kwargs = {
-        "project": project, "step": "complexity", "template_key": "complexity", "context": COMPLEXITY_CONTEXT,
+        "project": project,
+        "step": "complexity",
+        "template_key": "complexity",
+        "context": COMPLEXITY_CONTEXT,
     }
     return chat_json(**{**kwargs, **overrides})
 
@@ -319,7 +322,9 @@ def test_explicit_model_wins(db, project, llm_settings, fake_openai):
 
 def test_project_template_is_used_and_its_version_recorded(db, project, llm_settings, fake_openai):
     template = template_update(
-        project=project, key="complexity", body="Rate {title} from 1 to 10, as JSON.",
+        project=project,
+        key="complexity",
+        body="Rate {title} from 1 to 10, as JSON.",
         schema={"type": "object", "required": ["score"], "properties": {"score": {"type": "integer"}}},
     )
     fake_openai.script(None, [Reply.json({"score": 3})])
@@ -358,7 +363,9 @@ def test_endpoint_without_json_schema_falls_back_and_remembers(db, project, llm_
     kinds = [(r.response_format or {}).get("type") for r in fake_openai.requests()]
     assert kinds == ["json_schema", "json_object", "json_object"]
     assert (first.call.outcome, first.call.attempts, first.call.request["response_format"]) == (
-        CallOutcome.OK, 2, "json_object",
+        CallOutcome.OK,
+        2,
+        "json_object",
     )
     assert second.call.attempts == 1
     # Without schema-constrained output the schema travels in the system message.
@@ -447,8 +454,19 @@ def test_waiting_for_a_slot_too_long_is_a_recorded_error(db, project, settings, 
 def audio_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("audio") / "speech.m4a"
     subprocess.run(
-        ["ffmpeg", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "sine=frequency=440:duration=2",
-         "-c:a", "aac", str(path)],
+        [
+            "ffmpeg",
+            "-hide_banner",
+            "-loglevel",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "sine=frequency=440:duration=2",
+            "-c:a",
+            "aac",
+            str(path),
+        ],
         check=True,
     )
     return path

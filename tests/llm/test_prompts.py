@@ -19,7 +19,14 @@ from tests import factories
 from tests.fakes.openai_server import example_from_schema
 
 EXPECTED_KEYS = {
-    "qa_chain", "relations", "description", "seed_questions", "mcq", "distractors", "complexity", "judge",
+    "qa_chain",
+    "relations",
+    "description",
+    "seed_questions",
+    "mcq",
+    "distractors",
+    "complexity",
+    "judge",
     "text_only_answer",
 }
 
@@ -36,7 +43,12 @@ def test_judge_schema_has_the_seven_dimensions_and_overall():
     schema = DEFAULT_TEMPLATES["judge"].schema
     dims = schema["properties"]["scores"]["required"]
     assert dims == [
-        "accuracy", "completeness", "relevance", "fluency", "contextual_comprehension", "logical_consistency",
+        "accuracy",
+        "completeness",
+        "relevance",
+        "fluency",
+        "contextual_comprehension",
+        "logical_consistency",
         "temporal_understanding",
     ]
     validator = Draft202012Validator(schema)

@@ -40,7 +40,9 @@ def test_project_home_is_404_for_strangers_and_missing(client, people, project):
 
 def test_project_home_says_what_to_do_next_per_role(client, people, project):
     video = factories.VideoFactory(project=project)
-    for i, status in enumerate([ItemStatus.ANNOTATING, ItemStatus.ANNOTATING, ItemStatus.EXAMINING, ItemStatus.FLAGGED]):
+    for i, status in enumerate(
+        [ItemStatus.ANNOTATING, ItemStatus.ANNOTATING, ItemStatus.EXAMINING, ItemStatus.FLAGGED]
+    ):
         factories.QAChainFactory(clip=factories.ClipFactory(video=video, index=i), status=status)
 
     client.force_login(people["annotator"])
@@ -71,10 +73,17 @@ def test_project_home_query_count_does_not_grow_with_items(client, people, proje
         client.get(url)
 
 
-def test_job_fragment_polls_until_finished_and_retry_is_admin_only(client, people, project, django_capture_on_commit_callbacks, monkeypatch):
+def test_job_fragment_polls_until_finished_and_retry_is_admin_only(
+    client, people, project, django_capture_on_commit_callbacks, monkeypatch
+):
     sent = []
-    monkeypatch.setattr("jobs.services.current_app.send_task", lambda name, args: sent.append((name, args)) or type("R", (), {"id": "t1"})())
-    job = BackgroundJob.objects.create(project=project, kind="videos.probe", status=JobStatus.RUNNING, progress_done=3, progress_total=4)
+    monkeypatch.setattr(
+        "jobs.services.current_app.send_task",
+        lambda name, args: sent.append((name, args)) or type("R", (), {"id": "t1"})(),
+    )
+    job = BackgroundJob.objects.create(
+        project=project, kind="videos.probe", status=JobStatus.RUNNING, progress_done=3, progress_total=4
+    )
     url = reverse("studio:job_status", args=[project.slug, job.pk])
     client.force_login(people["annotator"])
     fragment = client.get(url, headers={"HX-Request": "true"}).text

@@ -106,49 +106,142 @@ def build_corpus(folder: Path) -> dict[str, BadInput]:
     add("zero_bytes.mp4", ProbeProblem.EMPTY, "0 bytes", lambda p: p.write_bytes(b""))
     add("missing.mp4", ProbeProblem.MISSING, "does not exist", lambda p: None)
     add("folder.mp4", ProbeProblem.NOT_MEDIA, "not a video file", lambda p: p.mkdir())
-    add("notes.mp4", ProbeProblem.NOT_MEDIA, "text file",
-        lambda p: p.write_text("Meeting notes\nThis is not a video at all.\n" * 50, encoding="utf-8"))
-    add("paper.mp4", ProbeProblem.NOT_MEDIA, "PDF",
-        lambda p: p.write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << >>\n%%EOF\n"))
-    add("error_page.mp4", ProbeProblem.NOT_MEDIA, "web page",
-        lambda p: p.write_text("<!DOCTYPE html><html><body><h1>403 Forbidden</h1></body></html>\n"))
+    add(
+        "notes.mp4",
+        ProbeProblem.NOT_MEDIA,
+        "text file",
+        lambda p: p.write_text("Meeting notes\nThis is not a video at all.\n" * 50, encoding="utf-8"),
+    )
+    add(
+        "paper.mp4",
+        ProbeProblem.NOT_MEDIA,
+        "PDF",
+        lambda p: p.write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << >>\n%%EOF\n"),
+    )
+    add(
+        "error_page.mp4",
+        ProbeProblem.NOT_MEDIA,
+        "web page",
+        lambda p: p.write_text("<!DOCTYPE html><html><body><h1>403 Forbidden</h1></body></html>\n"),
+    )
     add("archive.mp4", ProbeProblem.NOT_MEDIA, "ZIP", lambda p: _zip_with(p, base_mp4))
-    add("random_bytes.mp4", ProbeProblem.NOT_MEDIA, "not a video file",
-        lambda p: p.write_bytes(random.Random(7).randbytes(64 * 1024)))
-    add("picture.mp4", ProbeProblem.STILL_IMAGE, "still image",
-        lambda p: lavfi("testsrc2=size=64x64", "-frames:v", "1", "-c:v", "png", "-f", "image2", p))
-    add("photo.mov", ProbeProblem.STILL_IMAGE, "still image",
-        lambda p: lavfi("testsrc2=size=64x64", "-frames:v", "1", "-c:v", "mjpeg", "-f", "image2", p))
-    add("one_frame.mp4", ProbeProblem.STILL_IMAGE, "single frame",
-        lambda p: ffmpeg("-f", "lavfi", "-i", "testsrc2=size=64x64:rate=25", "-frames:v", "1",
-                         "-c:v", "libx264", "-preset", "ultrafast", str(p)))
+    add(
+        "random_bytes.mp4",
+        ProbeProblem.NOT_MEDIA,
+        "not a video file",
+        lambda p: p.write_bytes(random.Random(7).randbytes(64 * 1024)),
+    )
+    add(
+        "picture.mp4",
+        ProbeProblem.STILL_IMAGE,
+        "still image",
+        lambda p: lavfi("testsrc2=size=64x64", "-frames:v", "1", "-c:v", "png", "-f", "image2", p),
+    )
+    add(
+        "photo.mov",
+        ProbeProblem.STILL_IMAGE,
+        "still image",
+        lambda p: lavfi("testsrc2=size=64x64", "-frames:v", "1", "-c:v", "mjpeg", "-f", "image2", p),
+    )
+    add(
+        "one_frame.mp4",
+        ProbeProblem.STILL_IMAGE,
+        "single frame",
+        lambda p: ffmpeg(
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=64x64:rate=25",
+            "-frames:v",
+            "1",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            str(p),
+        ),
+    )
     add("truncated_half.mp4", ProbeProblem.TRUNCATED, "truncated", lambda p: truncate_half(base_mp4, p))
     add("truncated_moov_at_end.mp4", ProbeProblem.TRUNCATED, "moov", lambda p: truncate_half(moov_at_end, p))
     add("truncated_half.mkv", ProbeProblem.TRUNCATED, "truncated", lambda p: truncate_half(base_mkv, p))
     add("truncated_half.webm", ProbeProblem.TRUNCATED, "truncated", lambda p: truncate_half(base_webm, p))
     add("only_ftyp.mp4", ProbeProblem.TRUNCATED, "truncated", lambda p: p.write_bytes(base_mp4.read_bytes()[:32]))
-    add("speech.m4a", ProbeProblem.AUDIO_ONLY, "only audio",
-        lambda p: ffmpeg("-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac", str(p)))
+    add(
+        "speech.m4a",
+        ProbeProblem.AUDIO_ONLY,
+        "only audio",
+        lambda p: ffmpeg("-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "aac", str(p)),
+    )
     add("song_with_cover.mp3", ProbeProblem.AUDIO_ONLY, "only audio", lambda p: _mp3_with_cover(p, folder))
-    add("sound_named_video.mp4", ProbeProblem.AUDIO_ONLY, "only audio",
-        lambda p: lavfi("sine=frequency=330:duration=2", "-c:a", "pcm_s16le", "-f", "wav", p))
-    add("header_noise.mp4", ProbeProblem.NOT_MEDIA, "not a video file",
-        lambda p: scramble(base_mp4, p, start=0, end=256))
+    add(
+        "sound_named_video.mp4",
+        ProbeProblem.AUDIO_ONLY,
+        "only audio",
+        lambda p: lavfi("sine=frequency=330:duration=2", "-c:a", "pcm_s16le", "-f", "wav", p),
+    )
+    add(
+        "header_noise.mp4",
+        ProbeProblem.NOT_MEDIA,
+        "not a video file",
+        lambda p: scramble(base_mp4, p, start=0, end=256),
+    )
     add("damaged_index.mp4", ProbeProblem.NO_STREAMS, "damaged", lambda p: scramble(base_mp4, p, start=40, end=2000))
-    add("empty_recording.mp4", ProbeProblem.NO_STREAMS, "no video or audio streams",
-        lambda p: ffmpeg("-f", "lavfi", "-i", "testsrc2=size=64x64", "-t", "0", "-c:v", "libx264", str(p)))
-    add("unknown_codec.mkv", ProbeProblem.UNDECODABLE, "cannot decode",
-        lambda p: replace_once(base_mkv, p, b"V_MPEG4/ISO/AVC", b"V_QUUX/FOO/BARZ"))
+    add(
+        "empty_recording.mp4",
+        ProbeProblem.NO_STREAMS,
+        "no video or audio streams",
+        lambda p: ffmpeg("-f", "lavfi", "-i", "testsrc2=size=64x64", "-t", "0", "-c:v", "libx264", str(p)),
+    )
+    add(
+        "unknown_codec.mkv",
+        ProbeProblem.UNDECODABLE,
+        "cannot decode",
+        lambda p: replace_once(base_mkv, p, b"V_MPEG4/ISO/AVC", b"V_QUUX/FOO/BARZ"),
+    )
     add("garbage_frames.mp4", ProbeProblem.UNDECODABLE, "cannot be decoded", lambda p: _garbage_payload(base_mp4, p))
-    add("no_video_frames.mkv", ProbeProblem.NO_FRAMES, "no frames",
-        lambda p: ffmpeg("-i", str(base_webm), "-map", "0", "-c", "copy", "-bsf:v", "noise=drop=1", str(p)))
+    add(
+        "no_video_frames.mkv",
+        ProbeProblem.NO_FRAMES,
+        "no frames",
+        lambda p: ffmpeg("-i", str(base_webm), "-map", "0", "-c", "copy", "-bsf:v", "noise=drop=1", str(p)),
+    )
     add("hundred_hours.mkv", ProbeProblem.TOO_LONG, "100 h", lambda p: patch_matroska_duration(base_mkv, p, 100 * 3600))
-    add("too_wide.mp4", ProbeProblem.TOO_LARGE, "8194×16",
-        lambda p: ffmpeg("-f", "lavfi", "-i", "color=c=blue:size=8194x16:rate=5", "-frames:v", "5",
-                         "-c:v", "libx264", "-preset", "ultrafast", str(p)))
-    add("thousand_fps.mp4", ProbeProblem.TOO_LARGE, "1000 frames per second",
-        lambda p: ffmpeg("-f", "lavfi", "-i", "testsrc2=size=64x36:rate=1000", "-frames:v", "20",
-                         "-c:v", "libx264", "-preset", "ultrafast", str(p)))
+    add(
+        "too_wide.mp4",
+        ProbeProblem.TOO_LARGE,
+        "8194×16",
+        lambda p: ffmpeg(
+            "-f",
+            "lavfi",
+            "-i",
+            "color=c=blue:size=8194x16:rate=5",
+            "-frames:v",
+            "5",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            str(p),
+        ),
+    )
+    add(
+        "thousand_fps.mp4",
+        ProbeProblem.TOO_LARGE,
+        "1000 frames per second",
+        lambda p: ffmpeg(
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=64x36:rate=1000",
+            "-frames:v",
+            "20",
+            "-c:v",
+            "libx264",
+            "-preset",
+            "ultrafast",
+            str(p),
+        ),
+    )
     return {case.name: case for case in cases}
 
 
@@ -160,8 +253,25 @@ def _zip_with(path: Path, member: Path) -> None:
 def _mp3_with_cover(path: Path, folder: Path) -> None:
     cover = folder / "_cover.png"
     ffmpeg("-f", "lavfi", "-i", "testsrc2=size=64x64", "-frames:v", "1", str(cover))
-    ffmpeg("-f", "lavfi", "-i", "sine=frequency=550:duration=2", "-i", str(cover), "-map", "0", "-map", "1",
-           "-c:a", "libmp3lame", "-c:v", "mjpeg", "-disposition:v", "attached_pic", str(path))
+    ffmpeg(
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=frequency=550:duration=2",
+        "-i",
+        str(cover),
+        "-map",
+        "0",
+        "-map",
+        "1",
+        "-c:a",
+        "libmp3lame",
+        "-c:v",
+        "mjpeg",
+        "-disposition:v",
+        "attached_pic",
+        str(path),
+    )
 
 
 def _garbage_payload(src: Path, dst: Path) -> None:

@@ -26,7 +26,10 @@ def corpus(tmp_path_factory):
 
 def _snapshot() -> dict:
     files = sorted(str(p) for p in Path(default_storage.location).rglob("*") if p.is_file())
-    rows = {m.__name__: list(m.objects.order_by("pk").values()) for m in (Video, Clip, SubtitleCue, Comment, BackgroundJob, CurationDecision)}
+    rows = {
+        m.__name__: list(m.objects.order_by("pk").values())
+        for m in (Video, Clip, SubtitleCue, Comment, BackgroundJob, CurationDecision)
+    }
     return {"files": files, "rows": rows}
 
 

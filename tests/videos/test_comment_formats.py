@@ -49,8 +49,16 @@ def _problems(items):
 @pytest.mark.parametrize(
     ("value", "seconds"),
     [
-        ("12.5", 12.5), (" 7 ", 7.0), (3, 3.0), (4.25, 4.25), ("1e2", 100.0),
-        ("01:02:03.5", 3723.5), ("01:02:03", 3723.0), ("02:03", 123.0), ("02:03.25", 123.25), ("00:00:01,5", 1.5),
+        ("12.5", 12.5),
+        (" 7 ", 7.0),
+        (3, 3.0),
+        (4.25, 4.25),
+        ("1e2", 100.0),
+        ("01:02:03.5", 3723.5),
+        ("01:02:03", 3723.0),
+        ("02:03", 123.0),
+        ("02:03.25", 123.25),
+        ("00:00:01,5", 1.5),
         ("90:00", 5400.0),
     ],
 )
@@ -61,9 +69,16 @@ def test_comment_times(value, seconds):
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("", "missing time"), ("abc", 'bad time "abc"'), ("-3", "negative time (-3 s)"), (-0.5, "negative time"),
-        ("nan", "not a finite number"), ("inf", "not a finite number"), (math.inf, "not a finite number"),
-        ("00:61:00", 'bad time "00:61:00"'), (True, "time is true, not a time"), (None, "time is null"),
+        ("", "missing time"),
+        ("abc", 'bad time "abc"'),
+        ("-3", "negative time (-3 s)"),
+        (-0.5, "negative time"),
+        ("nan", "not a finite number"),
+        ("inf", "not a finite number"),
+        (math.inf, "not a finite number"),
+        ("00:61:00", 'bad time "00:61:00"'),
+        (True, "time is true, not a time"),
+        (None, "time is null"),
         ([1], "time is a list"),
     ],
 )
@@ -76,7 +91,7 @@ def test_bad_comment_times(value, message):
 
 
 def test_csv_with_user_and_extra_columns():
-    data = b"time,text,user,color,lang\n1.5,hello,bob,red,en\n00:01:02.5,\"quoted, with comma\",al,,\n"
+    data = b'time,text,user,color,lang\n1.5,hello,bob,red,en\n00:01:02.5,"quoted, with comma",al,,\n'
     reader = iter_comments(io.BytesIO(data), "c.csv")
     assert (reader.format, reader.encoding) == (CSV, "utf-8")
     assert reader.columns == {"time": "time", "text": "text", "user": "user"}
@@ -229,20 +244,35 @@ def test_jsonl_overlong_line_is_skipped_without_being_held(monkeypatch):
         (PNG, "c.csv", "not a comments file: this is a PNG image"),
         (random.Random(5).randbytes(10_000), "c.jsonl", "not a comments file: not a text file"),
         (b'[{"time": 1, "text": "a"}]', "c.json", "this is a JSON array; comments must be JSONL"),
-        (b"when,what\n1,hi\n", "c.csv",
-         'not a comments CSV: the header row has no time column (one of: time, time_s, timestamp, t, offset, '
-         "offset_s, seconds, sec, time_sec, start) and no text column (one of: text, content, comment, message, "
-         'msg, body, danmaku); found columns: "when", "what"'),
-        (b"time,user\n1,bob\n", "c.csv", 'the header row has no text column (one of: text, content'),
+        (
+            b"when,what\n1,hi\n",
+            "c.csv",
+            "not a comments CSV: the header row has no time column (one of: time, time_s, timestamp, t, offset, "
+            "offset_s, seconds, sec, time_sec, start) and no text column (one of: text, content, comment, message, "
+            'msg, body, danmaku); found columns: "when", "what"',
+        ),
+        (b"time,user\n1,bob\n", "c.csv", "the header row has no text column (one of: text, content"),
         (b"text,user\nhi,bob\n", "c.csv", "the header row has no time column (one of: time"),
-        (b"1.5,hello,bob\n2.0,again,al\n", "c.csv",
-         'found columns: "1.5", "hello", "bob". The first line must be a header'),
+        (
+            b"1.5,hello,bob\n2.0,again,al\n",
+            "c.csv",
+            'found columns: "1.5", "hello", "bob". The first line must be a header',
+        ),
         (b"1\n00:00:01,000 --> 00:00:02,000\nsubtitles, not comments\n", "c.csv", 'found columns: "1"'),
         (b"time,text\n1,hi\n", "c.jsonl", 'not JSONL: line 1 is not a JSON object: "time,text"'),
     ],
     ids=[
-        "empty", "blank-lines", "png", "binary-garbage", "json-array", "csv-unknown-columns", "csv-no-text",
-        "csv-no-time", "csv-no-header", "srt-as-comments", "csv-named-jsonl",
+        "empty",
+        "blank-lines",
+        "png",
+        "binary-garbage",
+        "json-array",
+        "csv-unknown-columns",
+        "csv-no-text",
+        "csv-no-time",
+        "csv-no-header",
+        "srt-as-comments",
+        "csv-named-jsonl",
     ],
 )
 def test_files_that_cannot_be_comments_are_refused_up_front(data, filename, message):
@@ -376,7 +406,7 @@ def test_copy_rows_round_trip_through_postgresql_exactly():
 def test_streamed_rows_copy_into_the_comment_table():
     _require_postgresql()
     video = factories.VideoFactory()
-    data = b"time,text,user,color\n1,\"multi\nline\ttab\",bob,red\n00:00:02.5,back\\slash \\N,,\n"
+    data = b'time,text,user,color\n1,"multi\nline\ttab",bob,red\n00:00:02.5,back\\slash \\N,,\n'
     rows = [item for item in iter_comments(io.BytesIO(data), "c.csv") if isinstance(item, CommentRow)]
     buffer = io.StringIO()
     write_copy_rows(rows, buffer, video_id=video.pk)

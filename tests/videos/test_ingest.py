@@ -7,7 +7,6 @@ from django.core.files.storage import default_storage
 from django.urls import reverse
 
 from jobs.models import BackgroundJob, JobStatus
-from tests import factories
 from videos import tasks
 from videos.models import Clip, CurationStatus, Video, VideoStatus
 from videos.synthetic import SceneSpec, make_scene_video
@@ -33,9 +32,13 @@ def _upload(client, project, path: Path, name: str | None = None):
         )
 
 
-def test_upload_probes_stores_and_queues_processing(client, people, project, scene_video, django_capture_on_commit_callbacks, monkeypatch):
+def test_upload_probes_stores_and_queues_processing(
+    client, people, project, scene_video, django_capture_on_commit_callbacks, monkeypatch
+):
     sent = []
-    monkeypatch.setattr("jobs.services.current_app.send_task", lambda name, args: sent.append(name) or type("R", (), {"id": "x"})())
+    monkeypatch.setattr(
+        "jobs.services.current_app.send_task", lambda name, args: sent.append(name) or type("R", (), {"id": "x"})()
+    )
     client.force_login(people["admin"])
     with django_capture_on_commit_callbacks(execute=True):
         response = _upload(client, project, scene_video)
@@ -62,7 +65,9 @@ def test_only_admins_upload(client, people, project, scene_video):
     assert not Video.objects.exists()
 
 
-def test_processing_makes_scenes_clips_poster_and_curates(people, project, scene_video, django_capture_on_commit_callbacks, monkeypatch):
+def test_processing_makes_scenes_clips_poster_and_curates(
+    people, project, scene_video, django_capture_on_commit_callbacks, monkeypatch
+):
     from videos.ingest import video_import
 
     monkeypatch.setattr("jobs.services.current_app.send_task", lambda name, args: type("R", (), {"id": "x"})())

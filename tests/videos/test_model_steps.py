@@ -44,7 +44,9 @@ def test_transcription_fills_the_cue_table(client, people, project, clip_path, f
     client.force_login(people["admin"])
     job = _run(client, project, video, "transcribe")
     assert job.status == JobStatus.SUCCEEDED, job.error
-    cues = list(SubtitleCue.objects.filter(video=video).order_by("start_s").values_list("start_s", "end_s", "text", "source"))
+    cues = list(
+        SubtitleCue.objects.filter(video=video).order_by("start_s").values_list("start_s", "end_s", "text", "source")
+    )
     assert cues == [(0.0, 1.5, "Hello there.", CueSource.ASR), (1.5, 3.5, "Now we chop the onions.", CueSource.ASR)]
     assert LLMCall.objects.get(step="transcribe").outcome == "ok"
 

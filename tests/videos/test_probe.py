@@ -42,8 +42,23 @@ def media(tmp_path_factory):
     # One keyframe for the whole stream (ultrafast's 10 s GOP): MPEG-TS cannot seek near its end.
     make_scene_video(paths["ts"], SCENES, **SMALL)
     # 4 s of pictures, 7 s of sound.
-    ffmpeg("-i", str(paths["mkv_silent"]), "-f", "lavfi", "-i", "sine=frequency=300:duration=7",
-           "-map", "0:v", "-map", "1:a", "-c:v", "copy", "-c:a", "libopus", str(paths["long_audio"]))
+    ffmpeg(
+        "-i",
+        str(paths["mkv_silent"]),
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=frequency=300:duration=7",
+        "-map",
+        "0:v",
+        "-map",
+        "1:a",
+        "-c:v",
+        "copy",
+        "-c:a",
+        "libopus",
+        str(paths["long_audio"]),
+    )
     return paths
 
 
@@ -154,20 +169,52 @@ def test_apply_probe_copies_every_probe_field_without_saving(media):
     assert returned is video
     assert video.pk is None
     for name in (
-        "duration_s", "fps", "fps_is_variable", "frame_count", "width", "height", "rotation",
-        "container", "video_codec", "audio_codec", "has_audio", "start_time_s",
+        "duration_s",
+        "fps",
+        "fps_is_variable",
+        "frame_count",
+        "width",
+        "height",
+        "rotation",
+        "container",
+        "video_codec",
+        "audio_codec",
+        "has_audio",
+        "start_time_s",
     ):
         assert getattr(video, name) == getattr(result, name), name
     assert video.probe == result.raw
 
 
 CORPUS_CASES = [
-    "zero_bytes.mp4", "missing.mp4", "folder.mp4", "notes.mp4", "paper.mp4", "error_page.mp4", "archive.mp4",
-    "random_bytes.mp4", "picture.mp4", "photo.mov", "one_frame.mp4", "truncated_half.mp4",
-    "truncated_moov_at_end.mp4", "truncated_half.mkv", "truncated_half.webm", "only_ftyp.mp4", "speech.m4a",
-    "song_with_cover.mp3", "sound_named_video.mp4", "header_noise.mp4", "damaged_index.mp4",
-    "empty_recording.mp4", "unknown_codec.mkv", "garbage_frames.mp4", "no_video_frames.mkv",
-    "hundred_hours.mkv", "too_wide.mp4", "thousand_fps.mp4",
+    "zero_bytes.mp4",
+    "missing.mp4",
+    "folder.mp4",
+    "notes.mp4",
+    "paper.mp4",
+    "error_page.mp4",
+    "archive.mp4",
+    "random_bytes.mp4",
+    "picture.mp4",
+    "photo.mov",
+    "one_frame.mp4",
+    "truncated_half.mp4",
+    "truncated_moov_at_end.mp4",
+    "truncated_half.mkv",
+    "truncated_half.webm",
+    "only_ftyp.mp4",
+    "speech.m4a",
+    "song_with_cover.mp3",
+    "sound_named_video.mp4",
+    "header_noise.mp4",
+    "damaged_index.mp4",
+    "empty_recording.mp4",
+    "unknown_codec.mkv",
+    "garbage_frames.mp4",
+    "no_video_frames.mkv",
+    "hundred_hours.mkv",
+    "too_wide.mp4",
+    "thousand_fps.mp4",
 ]
 
 

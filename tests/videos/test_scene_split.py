@@ -159,7 +159,9 @@ def test_settings_are_respected():
 
     assert len(plan_clips(scenes, duration=9.0, min_scene_s=3.0)) == 2
     assert [(c.start, c.end) for c in plan_clips(scenes, duration=9.0, pad_s=1.0)] == [
-        (0.0, 3.5), (1.5, 6.0), (4.0, 9.0)
+        (0.0, 3.5),
+        (1.5, 6.0),
+        (4.0, 9.0),
     ]
 
 

@@ -75,7 +75,10 @@ def test_format_timestamp_refuses_what_it_cannot_write(seconds, style):
 @pytest.mark.parametrize(
     ("text", "seconds"),
     [
-        ("00:00:01,500", 1.5), ("00:00:01.5", 1.5), ("01:02.250", 62.25), ("123:00:00.000", 442_800.0),
+        ("00:00:01,500", 1.5),
+        ("00:00:01.5", 1.5),
+        ("01:02.250", 62.25),
+        ("123:00:00.000", 442_800.0),
         ("-00:00:02", -2.0),
     ],
 )
@@ -167,7 +170,7 @@ def test_to_srt_exact_output():
 
 def test_srt_markup_separators_and_layout_variants():
     srt = (
-        "1\r\n00:00:01,000 --> 00:00:02,500\r\n<i>Hello</i> {\\an8}<font color=\"red\">world</font>\r\n\r\n"
+        '1\r\n00:00:01,000 --> 00:00:02,500\r\n<i>Hello</i> {\\an8}<font color="red">world</font>\r\n\r\n'
         "2\r\n00:00:03.000-->00:00:04.000 X1:10 X2:20\r\nDot decimals, no spaces, coordinates\r\n"
         # No blank line before the next cue, and a cue without an index.
         "3\r\n00:00:05,000 --> 00:00:06,000\r\nrunning on\r\n"
@@ -303,24 +306,33 @@ def test_lvb_json_elements_are_checked_one_by_one_with_line_numbers():
         (6, 'element 5: "line" is a number, not text'),
         (7, "cue has no text"),
         (8, "element 7 is a string, not an object"),
-        (9, ('element 8 is not a LongVideoBench cue: expected "start"/"end"/"line" or "timestamp"/"text" '
-            '(keys found: "speaker", "words")')),
+        (
+            9,
+            (
+                'element 8 is not a LongVideoBench cue: expected "start"/"end"/"line" or "timestamp"/"text" '
+                '(keys found: "speaker", "words")'
+            ),
+        ),
     ]
 
 
 def test_lvb_timestamp_shape_with_int_and_null_ends():
-    document = json.dumps([
-        {"timestamp": [0, 5], "text": "ints are read as seconds"},
-        {"timestamp": [5.5, None], "text": "runs to the end of the video"},
-        {"timestamp": [1.0], "text": "one number"},
-        {"timestamp": [1.0, 2.0]},
-    ]).encode()
+    document = json.dumps(
+        [
+            {"timestamp": [0, 5], "text": "ints are read as seconds"},
+            {"timestamp": [5.5, None], "text": "runs to the end of the video"},
+            {"timestamp": [1.0], "text": "one number"},
+            {"timestamp": [1.0, 2.0]},
+        ]
+    ).encode()
     without_duration = parse_subtitles(document, None)
     assert without_duration.format == LVB_TIMESTAMP
     assert without_duration.cues == [Cue(0.0, 5.0, "ints are read as seconds")]
     assert [p.message for p in without_duration.problems] == [
-        ('element 2: end is null (LongVideoBench reads it as "until the end of the video"); '
-        "the video's duration is needed to keep this cue"),
+        (
+            'element 2: end is null (LongVideoBench reads it as "until the end of the video"); '
+            "the video's duration is needed to keep this cue"
+        ),
         'element 3: "timestamp" must be a list [start, end]',
         'element 4 has no "text"',
     ]
@@ -344,27 +356,56 @@ def test_lvb_timestamp_shape_with_int_and_null_ends():
         (b'{"subtitles": []}', "a.json", "the JSON is an object, not a list of cues"),
         (b'"just a string"', "a.json", "the JSON is a string, not a list of cues"),
         (b'[{"start": "00:00:01.000", "end": ', "a.json", "not valid JSON: Expecting value at line 1 column 35"),
-        (b'[\n{"start": "00:00:01.000", "end": "00:00:02.000", "line": "a"}\n{"start": 1}]', "a.json",
-         "not valid JSON: Expecting ',' delimiter at line 3 column 1"),
+        (
+            b'[\n{"start": "00:00:01.000", "end": "00:00:02.000", "line": "a"}\n{"start": 1}]',
+            "a.json",
+            "not valid JSON: Expecting ',' delimiter at line 3 column 1",
+        ),
         (b"[]", "a.json", "no subtitle cues: the JSON list is empty"),
-        (b'[{"foo": 1}, {"bar": 2}]', "a.json",
-         "no valid cues: 2 problem(s), the first at line 1: element 1 is not a LongVideoBench cue"),
-        (b"[1, 2, 3]", "a.json",
-         "no valid cues: 3 problem(s), the first at line 1: element 1 is a number, not an object"),
-        (b"1\n00:00:02,000 --> 00:00:01,000\nbackwards\n\n2\nnot a timing line\ntext\n\n"
-         b"x\n00:00:01,000 --> 00:00:02,000\nbad index\n",
-         "broken.srt", "no valid cues: 3 problem(s), the first at line 2: ends (00:00:01.000) before it starts"),
-        (b"Just some notes about the video.\nNothing timed here.\n", "notes.srt",
-         "not a subtitle file: no timing lines like"),
-        (b"Just some notes about the video.\n", "notes.txt",
-         "not a subtitle file: no WEBVTT header, no timing lines"),
-        (b"WEBVTT\n\nNOTE nothing but a note\n", "a.vtt",
-         "no subtitle cues: the WebVTT file has a header but no timing lines"),
+        (
+            b'[{"foo": 1}, {"bar": 2}]',
+            "a.json",
+            "no valid cues: 2 problem(s), the first at line 1: element 1 is not a LongVideoBench cue",
+        ),
+        (
+            b"[1, 2, 3]",
+            "a.json",
+            "no valid cues: 3 problem(s), the first at line 1: element 1 is a number, not an object",
+        ),
+        (
+            b"1\n00:00:02,000 --> 00:00:01,000\nbackwards\n\n2\nnot a timing line\ntext\n\n"
+            b"x\n00:00:01,000 --> 00:00:02,000\nbad index\n",
+            "broken.srt",
+            "no valid cues: 3 problem(s), the first at line 2: ends (00:00:01.000) before it starts",
+        ),
+        (
+            b"Just some notes about the video.\nNothing timed here.\n",
+            "notes.srt",
+            "not a subtitle file: no timing lines like",
+        ),
+        (b"Just some notes about the video.\n", "notes.txt", "not a subtitle file: no WEBVTT header, no timing lines"),
+        (
+            b"WEBVTT\n\nNOTE nothing but a note\n",
+            "a.vtt",
+            "no subtitle cues: the WebVTT file has a header but no timing lines",
+        ),
     ],
     ids=[
-        "empty", "whitespace", "binary-garbage", "png", "json-object", "json-string", "json-truncated",
-        "json-missing-comma", "json-empty-list", "json-wrong-objects", "json-numbers", "srt-all-broken",
-        "plain-text-srt-name", "plain-text-no-subtitle-name", "vtt-header-only",
+        "empty",
+        "whitespace",
+        "binary-garbage",
+        "png",
+        "json-object",
+        "json-string",
+        "json-truncated",
+        "json-missing-comma",
+        "json-empty-list",
+        "json-wrong-objects",
+        "json-numbers",
+        "srt-all-broken",
+        "plain-text-srt-name",
+        "plain-text-no-subtitle-name",
+        "vtt-header-only",
     ],
 )
 def test_files_without_a_usable_cue_are_refused_with_the_reason(data, filename, message):

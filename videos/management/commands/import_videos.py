@@ -44,13 +44,18 @@ class Command(BaseCommand):
             width = 30
             filled = int(width * done / total)
             mark = "ok " if outcome.ok else "ERR"
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {mark} {Path(outcome.location).name[:40]:40}")
+            bar = "#" * filled + "." * (width - filled)
+            sys.stderr.write(f"\r[{bar}] {done}/{total} {mark} {Path(outcome.location).name[:40]:40}")
             sys.stderr.flush()
             if not outcome.ok:
                 sys.stderr.write(f"\n  line {outcome.line}: {outcome.message}\n")
 
-        result = import_rows(project=project, rows=rows, user=importer, base_dir=base, check_roots=False, progress=progress)
+        result = import_rows(
+            project=project, rows=rows, user=importer, base_dir=base, check_roots=False, progress=progress
+        )
         sys.stderr.write("\n")
-        self.stdout.write(f"{result.imported} imported, {result.refused} refused; processing continues in the background worker.")
+        self.stdout.write(
+            f"{result.imported} imported, {result.refused} refused; processing continues in the background worker."
+        )
         if result.refused and not result.imported:
             raise CommandError("No video was imported.")
