@@ -9,5 +9,6 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include("api.urls")),
     path("", include("videos.urls")),
+    path("", include("annotator.urls")),
     path("", include("studio.urls")),
 ]

@@ -1,0 +1,98 @@
+"""The one state machine of every reviewable item (QA chain, the relations of a chain pair, MCQ).
+
+Statuses change only through `item_transition`; each change writes an append-only ReviewEvent.
+The row is locked first, so two people acting on the same item at once cannot both win.
+"""
+
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
+
+from .models import ItemRef, ReviewEvent
+
+S = ItemStatus
+
+# from → the statuses it may go to.
+TRANSITIONS: dict[str, set[str]] = {
+    S.DRAFT: {S.ANNOTATING, S.SUBMITTED},
+    S.ANNOTATING: {S.SUBMITTED},
+    S.SUBMITTED: {S.SCORED, S.EXAMINING, S.REVISING, S.ANNOTATING},
+    S.SCORED: {S.EXAMINING, S.REVISING},
+    S.EXAMINING: {S.ACCEPTED, S.FLAGGED},
+    S.FLAGGED: {S.REVISING},
+    S.REVISING: {S.SUBMITTED},
+    S.ACCEPTED: {S.REVISING},  # only an admin reopens accepted work, and it is logged
+}
+
+EDITABLE = {S.DRAFT, S.ANNOTATING, S.REVISING}
+
+
+class TransitionRefused(Exception):
+    """The move is not allowed from the item's current status (or the item changed meanwhile)."""
+
+
+@dataclass(frozen=True)
+class Transition:
+    item: object
+    event: ReviewEvent
+
+
+def _model(item):
+    for model in (QAChain, ChainPair, MCQ):
+        if isinstance(item, model):
+            return model
+    raise TypeError(f"{type(item).__name__} is not a reviewable item")
+
+
+def item_transition(
+    *, item, to_status: str, actor=None, reasons: list | None = None, comment: str = "", expect_from: str | None = None
+) -> Transition:
+    """Move an item to `to_status` and log it. `expect_from` guards against acting on a stale view."""
+    model = _model(item)
+    with transaction.atomic():
+        locked = model.objects.select_for_update().get(pk=item.pk)
+        current = locked.status
+        if expect_from is not None and current != expect_from:
+            raise TransitionRefused(
+                f"This item is now {locked.get_status_display().lower()}, not {ItemStatus(expect_from).label.lower()}: "
+                "someone acted on it meanwhile. Reload to see it."
+            )
+        if to_status not in TRANSITIONS.get(current, set()):
+            raise TransitionRefused(
+                f"An item that is {locked.get_status_display().lower()} cannot become {ItemStatus(to_status).label.lower()}."
+            )
+        locked.status = to_status
+        now = timezone.now()
+        fields = ["status", "updated_at"]
+        if to_status == S.SUBMITTED:
+            locked.submitted_at = now
+            fields.append("submitted_at")
+        if to_status == S.ACCEPTED:
+            locked.accepted_at = now
+            fields.append("accepted_at")
+        locked.save(update_fields=fields)
+        event = ReviewEvent.objects.create(
+            project_id=locked.project_id,
+            actor=actor if actor is not None and getattr(actor, "is_authenticated", False) else None,
+            from_status=current,
+            to_status=to_status,
+            reasons=list(reasons or []),
+            comment=comment,
+            item_version=locked.version,
+            **ItemRef.ref_for(locked),
+        )
+    item.status = locked.status
+    return Transition(locked, event)
+
+
+def item_submit(*, item, user) -> Transition:
+    """The author hands the item on (to the judge when the project has one, else to examiners)."""
+    return item_transition(item=item, to_status=S.SUBMITTED, actor=user)
+
+
+def item_history(*, item) -> list[ReviewEvent]:
+    ref = ItemRef.ref_for(item)
+    return list(ReviewEvent.objects.filter(**ref).select_related("actor").order_by("created_at", "id"))
