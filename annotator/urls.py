@@ -11,3 +11,14 @@ urlpatterns: list = []
 # --- chains and relations ---
 
 # --- MCQs and unusable videos ---
+from . import mcq_views  # noqa: E402 - each block imports its own views
+
+urlpatterns += [
+    path("p/<slug:slug>/mcqs/", mcq_views.mcq_list, name="mcq_list"),
+    path("p/<slug:slug>/mcqs/new/", mcq_views.mcq_new, name="mcq_new"),
+    path("p/<slug:slug>/mcqs/next/", mcq_views.mcq_next_view, name="mcq_next"),
+    path("p/<slug:slug>/mcqs/<int:mcq_id>/", mcq_views.mcq_editor, name="mcq_editor"),
+    path("p/<slug:slug>/mcqs/<int:mcq_id>/save/", mcq_views.mcq_save_view, name="mcq_save"),
+    path("p/<slug:slug>/mcqs/<int:mcq_id>/submit/", mcq_views.mcq_submit_view, name="mcq_submit"),
+    path("p/<slug:slug>/videos/<int:video_id>/unusable/", mcq_views.video_unusable, name="video_unusable"),
+]
