@@ -61,17 +61,31 @@ class Project(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [
-            models.CheckConstraint(condition=Q(judge_threshold__lte=100), name="project_threshold_0_100"),
+            models.CheckConstraint(
+                condition=Q(judge_threshold__lte=100),
+                name="project_threshold_0_100",
+                violation_error_message="The judge threshold is a score from 0 to 100.",
+            ),
             models.CheckConstraint(
                 condition=Q(path_jump_probability__gte=0) & Q(path_jump_probability__lte=1),
                 name="project_jump_probability_0_1",
+                violation_error_message="The path jump probability is between 0 and 1.",
             ),
-            models.CheckConstraint(condition=Q(min_scenes__lte=models.F("max_scenes")), name="project_scene_range"),
+            models.CheckConstraint(
+                condition=Q(min_scenes__lte=models.F("max_scenes")),
+                name="project_scene_range",
+                violation_error_message="The minimum number of scenes is above the maximum.",
+            ),
             models.CheckConstraint(
                 condition=Q(chain_min_turns__gte=1) & Q(chain_min_turns__lte=models.F("chain_max_turns")),
                 name="project_chain_turn_range",
+                violation_error_message="A chain needs at least one turn, and its minimum turns cannot exceed the maximum.",
             ),
-            models.CheckConstraint(condition=Q(scene_min_s__gte=0) & Q(clip_pad_s__gte=0), name="project_clip_numbers"),
+            models.CheckConstraint(
+                condition=Q(scene_min_s__gte=0) & Q(clip_pad_s__gte=0),
+                name="project_clip_numbers",
+                violation_error_message="The shortest scene and the clip padding cannot be negative.",
+            ),
         ]
 
     def __str__(self) -> str:

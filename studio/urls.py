@@ -6,6 +6,7 @@ app_name = "studio"
 urlpatterns = [
     path("", views.project_list, name="project_list"),
     path("p/<slug:slug>/", views.project_home, name="project_home"),
+    path("p/<slug:slug>/settings/", views.project_settings, name="project_settings"),
     path("p/<slug:slug>/jobs/<int:job_id>/", views.job_status, name="job_status"),
     path("p/<slug:slug>/jobs/<int:job_id>/retry/", views.job_retry_view, name="job_retry"),
 ]

@@ -39,6 +39,28 @@ def project_home(request, slug):
     )
 
 
+@login_required
+def project_settings(request, slug):
+    """Project admins tune curation, scenes, drafts and the quality gate (not only staff in /admin/)."""
+    from django.db import IntegrityError, transaction
+
+    from .forms import ProjectSettingsForm
+
+    project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+    form = ProjectSettingsForm(request.POST or None, instance=project)
+    if request.method == "POST" and form.is_valid():
+        try:
+            with transaction.atomic():
+                form.save()
+        except IntegrityError:
+            # A check constraint across fields (e.g. min scenes above max): say so, keep the input.
+            form.add_error(None, "These numbers contradict each other (a minimum above its maximum, or a value out of range).")
+        else:
+            messages.success(request, "Settings saved. They apply to the next processing, curation or draft run.")
+            return redirect("studio:project_settings", slug=slug)
+    return render(request, "studio/project_settings.html", {"project": project, "form": form})
+
+
 def _job_for(request, slug, job_id) -> tuple:
     project = get_project_or_404(request.user, slug)
     return project, get_object_or_404(BackgroundJob, pk=job_id, project=project)

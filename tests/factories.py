@@ -70,7 +70,8 @@ class ClipFactory(factory.django.DjangoModelFactory):
         model = Clip
 
     video = factory.SubFactory(VideoFactory)
-    index = factory.Sequence(int)
+    # Numbered per video (a global sequence would run past the video's end in a long test run).
+    index = factory.LazyAttribute(lambda c: Clip.objects.filter(video=c.video).count())
     start_s = factory.LazyAttribute(lambda c: c.index * 10.0)
     end_s = factory.LazyAttribute(lambda c: c.index * 10.0 + 10.0)
 

@@ -94,7 +94,11 @@ class RunScript:
         return self._seen
 
     def wait_exit(self, timeout: float = STOP_TIMEOUT_S) -> int:
-        code = self.proc.wait(timeout)
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            alive = [(pid, _cmdline(pid)) for pid, _ in _descendants(self.proc.pid)]
+            pytest.fail(f"run.sh did not exit within {timeout:.0f} s; still running: {alive}\n{self.output}")
         self._reader.join(10)
         return code
 

@@ -105,3 +105,28 @@ def test_job_fragment_polls_until_finished_and_retry_is_admin_only(
     new_job = BackgroundJob.objects.exclude(pk=job.pk).get()
     assert new_job.kind == "videos.probe" and new_job.status == JobStatus.QUEUED
     assert sent == [("videos.probe", [new_job.pk])]
+
+
+def test_project_admins_edit_settings_and_contradictions_are_refused(client, people, project):
+    url = reverse("studio:project_settings", args=[project.slug])
+    client.force_login(people["annotator"])
+    assert client.get(url).status_code == 403
+    client.force_login(people["admin"])
+    from studio.forms import ProjectSettingsForm
+
+    data = {k: v for k, v in ProjectSettingsForm(instance=project).initial.items() if v is not None}
+    data.update(
+        curation_rules='["duration", "scene_count"]', external_score_thresholds='{"aesthetic": {"min": 4.5}}',
+        models_per_step="{}", min_duration_s="90", judge_enabled="on",
+    )
+    response = client.post(url, data)
+    assert response.status_code == 302
+    project.refresh_from_db()
+    assert project.min_duration_s == 90 and project.curation_rules == ["duration", "scene_count"]
+
+    response = client.post(url, {**data, "curation_rules": '["no_such_rule"]'})
+    assert response.status_code == 200 and "A list of rule codes" in response.text
+    response = client.post(url, {**data, "min_scenes": "20", "max_scenes": "5"})
+    assert response.status_code == 200 and "minimum number of scenes is above the maximum" in response.text
+    project.refresh_from_db()
+    assert project.min_scenes == 5
