@@ -79,7 +79,7 @@ class Project(models.Model):
             models.CheckConstraint(
                 condition=Q(chain_min_turns__gte=1) & Q(chain_min_turns__lte=models.F("chain_max_turns")),
                 name="project_chain_turn_range",
-                violation_error_message="A chain needs at least one turn, and its minimum turns cannot exceed the maximum.",
+                violation_error_message="A chain needs at least one turn, and no more minimum turns than maximum.",
             ),
             models.CheckConstraint(
                 condition=Q(scene_min_s__gte=0) & Q(clip_pad_s__gte=0),

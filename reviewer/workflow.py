@@ -61,9 +61,8 @@ def item_transition(
                 "someone acted on it meanwhile. Reload to see it."
             )
         if to_status not in TRANSITIONS.get(current, set()):
-            raise TransitionRefused(
-                f"An item that is {locked.get_status_display().lower()} cannot become {ItemStatus(to_status).label.lower()}."
-            )
+            now_label, wanted = locked.get_status_display().lower(), ItemStatus(to_status).label.lower()
+            raise TransitionRefused(f"An item that is {now_label} cannot become {wanted}.")
         locked.status = to_status
         now = timezone.now()
         fields = ["status", "updated_at"]

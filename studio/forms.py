@@ -3,10 +3,25 @@ from django import forms
 from projects.models import Project
 
 SETTINGS_GROUPS = [
-    ("Curation", ["curation_rules", "min_duration_s", "min_scenes", "max_scenes", "min_mean_scene_s",
-                  "max_mean_scene_s", "min_height_px", "min_complexity", "external_score_thresholds"]),
+    (
+        "Curation",
+        [
+            "curation_rules",
+            "min_duration_s",
+            "min_scenes",
+            "max_scenes",
+            "min_mean_scene_s",
+            "max_mean_scene_s",
+            "min_height_px",
+            "min_complexity",
+            "external_score_thresholds",
+        ],
+    ),
     ("Scenes and clips", ["scene_threshold", "scene_min_s", "clip_pad_s"]),
-    ("Machine drafts", ["frames_per_clip", "frame_max_side_px", "chain_min_turns", "chain_max_turns", "models_per_step"]),
+    (
+        "Machine drafts",
+        ["frames_per_clip", "frame_max_side_px", "chain_min_turns", "chain_max_turns", "models_per_step"],
+    ),
     ("Quality gate and releases", ["judge_enabled", "judge_threshold", "path_jump_probability"]),
 ]
 
@@ -19,7 +34,7 @@ class ProjectSettingsForm(forms.ModelForm):
         fields = ["name", "description", "primary_language"] + [f for _, group in SETTINGS_GROUPS for f in group]
         widgets = {"description": forms.Textarea(attrs={"rows": 2})}
         help_texts = {
-            "curation_rules": 'Rule codes, e.g. ["duration", "scene_count", "mean_scene"]; [] means the defaults of the kind.',
+            "curation_rules": 'Rule codes, e.g. ["duration", "scene_count"]; [] means the defaults of the kind.',
             "external_score_thresholds": 'e.g. {"aesthetic": {"min": 4.5}, "flow": {"max": 30}}',
             "models_per_step": 'e.g. {"qa_chain": "gpt-4o", "judge": "gpt-4o"}; empty uses the deployment defaults.',
         }

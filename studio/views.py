@@ -54,7 +54,9 @@ def project_settings(request, slug):
                 form.save()
         except IntegrityError:
             # A check constraint across fields (e.g. min scenes above max): say so, keep the input.
-            form.add_error(None, "These numbers contradict each other (a minimum above its maximum, or a value out of range).")
+            form.add_error(
+                None, "These numbers contradict each other (a minimum above its maximum, or a value out of range)."
+            )
         else:
             messages.success(request, "Settings saved. They apply to the next processing, curation or draft run.")
             return redirect("studio:project_settings", slug=slug)

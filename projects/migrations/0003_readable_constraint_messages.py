@@ -28,7 +28,7 @@ class Migration(migrations.Migration):
         migrations.AlterConstraint(
             model_name='project',
             name='project_chain_turn_range',
-            constraint=models.CheckConstraint(condition=models.Q(('chain_min_turns__gte', 1), ('chain_min_turns__lte', models.F('chain_max_turns'))), name='project_chain_turn_range', violation_error_message='A chain needs at least one turn, and its minimum turns cannot exceed the maximum.'),
+            constraint=models.CheckConstraint(condition=models.Q(('chain_min_turns__gte', 1), ('chain_min_turns__lte', models.F('chain_max_turns'))), name='project_chain_turn_range', violation_error_message='A chain needs at least one turn, and no more minimum turns than maximum.'),
         ),
         migrations.AlterConstraint(
             model_name='project',

@@ -116,8 +116,11 @@ def test_project_admins_edit_settings_and_contradictions_are_refused(client, peo
 
     data = {k: v for k, v in ProjectSettingsForm(instance=project).initial.items() if v is not None}
     data.update(
-        curation_rules='["duration", "scene_count"]', external_score_thresholds='{"aesthetic": {"min": 4.5}}',
-        models_per_step="{}", min_duration_s="90", judge_enabled="on",
+        curation_rules='["duration", "scene_count"]',
+        external_score_thresholds='{"aesthetic": {"min": 4.5}}',
+        models_per_step="{}",
+        min_duration_s="90",
+        judge_enabled="on",
     )
     response = client.post(url, data)
     assert response.status_code == 302
