@@ -85,7 +85,7 @@ def _mcq_or_404(request, slug, mcq_id) -> tuple[Project, MCQ]:
 
 
 def _json_error(message: str, status: int, **extra) -> JsonResponse:
-    return JsonResponse({"ok": False, "error": message, **extra}, status=status)
+    return JsonResponse({"error": message, **extra}, status=status)
 
 
 def _json_body(request) -> dict:
@@ -276,8 +276,12 @@ def mcq_editor(request, slug, mcq_id):
 @login_required
 @require_POST
 def mcq_save_view(request, slug, mcq_id):
-    """POST JSON {version, question, referring_start, …}: 200 stored state and findings; 409 stale
-    (with both versions); 400 refused (with per-field messages); 403 not yours to edit."""
+    """POST JSON {version, question, referring_start, …}: the contract of static/js/autosave.js.
+
+    200 with the stored state and findings; 409 on a stale version with `theirs` (stored) and
+    `yours` (sent), so the editor can show both; 422 with per-field `errors` for content that cannot
+    be saved; 400 for a malformed request; 403 when the item is not this person's to edit.
+    """
     project, mcq = _mcq_or_404(request, slug, mcq_id)
     if not may_edit(request.user, project, mcq):
         return _json_error(_why_not_editable(request.user, project, mcq), 403)
@@ -308,20 +312,12 @@ def mcq_save_view(request, slug, mcq_id):
             moments=data.get("moments"),
         )
     except StaleVersion as exc:
-        return _conflict(exc, project=project, mine=data)
+        return _conflict(exc, project=project, yours={"version": version, **data})
     except MCQNotEditable as exc:
-        return _json_error(str(exc), 409, status=mcq.status)
+        return _json_error(str(exc), 409, conflict=False)
     except MCQInvalid as exc:
-        return _json_error(str(exc), 400, errors=exc.errors)
-    return JsonResponse(
-        {
-            "ok": True,
-            "version": saved.mcq.version,
-            "state": saved.state,
-            "warnings": _findings(saved.warnings),
-            "blockers": _findings(saved.blockers),
-        }
-    )
+        return _json_error(str(exc), 422, errors=exc.errors)
+    return JsonResponse({**saved.state, "warnings": _findings(saved.warnings), "blockers": _findings(saved.blockers)})
 
 
 def _why_not_editable(user, project, mcq) -> str:
@@ -332,23 +328,25 @@ def _why_not_editable(user, project, mcq) -> str:
     return "Your role in this project does not allow editing this MCQ."
 
 
-def _conflict(exc: StaleVersion, *, project, mine: dict) -> JsonResponse:
+def _conflict(exc: StaleVersion, *, project, yours: dict) -> JsonResponse:
     current = exc.item
     current.project = project
-    return _json_error(
-        str(exc),
-        409,
-        conflict=True,
-        version=current.version,
-        theirs=mcq_state(mcq=current),
-        mine=mine,
+    theirs = mcq_state(mcq=current)
+    record = current.history.select_related("history_user").order_by("-history_date", "-history_id").first()
+    theirs["saved_by"] = record.history_user.get_username() if record and record.history_user else ""
+    who = f" by {theirs['saved_by']}" if theirs["saved_by"] else ""
+    message = (
+        f"This MCQ was saved{who} as version {current.version} after you opened version {exc.expected}. "
+        "Your text is kept: compare and merge."
     )
+    return _json_error(message, 409, conflict=True, theirs=theirs, yours=yours)
 
 
 @login_required
 @require_POST
 def mcq_submit_view(request, slug, mcq_id):
-    """POST JSON {version}: 200 submitted (with the next item's URL); 422 blockers; 409 stale."""
+    """POST JSON {version}: 200 the submitted state with the next item's URL; 422 with `blockers`;
+    409 stale (with `theirs`)."""
     project, mcq = _mcq_or_404(request, slug, mcq_id)
     if not may_edit(request.user, project, mcq):
         return _json_error(_why_not_editable(request.user, project, mcq), 403)
@@ -362,16 +360,14 @@ def mcq_submit_view(request, slug, mcq_id):
     try:
         mcq_submit(mcq=mcq, user=request.user, expected_version=version)
     except StaleVersion as exc:
-        return _conflict(exc, project=project, mine=body.get("data") or {})
+        return _conflict(exc, project=project, yours={"version": version})
     except MCQNotReady as exc:
         return _json_error(str(exc), 422, blockers=_findings(exc.problems))
     except (MCQNotEditable, TransitionRefused) as exc:
-        return _json_error(str(exc), 409, status=mcq.status)
+        return _json_error(str(exc), 409, conflict=False)
     return JsonResponse(
         {
-            "ok": True,
-            "status": mcq.status,
-            "status_label": ItemStatus(mcq.status).label,
+            **mcq_state(mcq=mcq),
             "next": reverse("annotator:mcq_next", args=[slug]) + f"?after={mcq.pk}",
         }
     )
