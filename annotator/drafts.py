@@ -97,6 +97,7 @@ LANGUAGES = {
 class DraftStep:
     code: str
     label: str
+    llm_step: str  # LLMCall.step of its calls (the prompt template's key)
     uses_videos: bool = True
     uses_tasks: bool = False
 
@@ -110,12 +111,12 @@ class DraftStep:
 DRAFT_STEPS: dict[str, DraftStep] = {
     s.code: s
     for s in (
-        DraftStep("chains", "QA chains, one per clip"),
-        DraftStep("relations", "Relation candidates between adjacent chains"),
-        DraftStep("descriptions", "Multi-agent descriptions (agent roles × models)"),
-        DraftStep("seeds", "Seed questions per task", uses_videos=False, uses_tasks=True),
-        DraftStep("mcqs", "Candidate MCQs per video and task (from kept seeds)", uses_tasks=True),
-        DraftStep("options", "Answers and distractors for MCQs without options"),
+        DraftStep("chains", "QA chains, one per clip", "qa_chain"),
+        DraftStep("relations", "Relation candidates between adjacent chains", "relations"),
+        DraftStep("descriptions", "Multi-agent descriptions (agent roles × models)", "description"),
+        DraftStep("seeds", "Seed questions per task", "seed_questions", uses_videos=False, uses_tasks=True),
+        DraftStep("mcqs", "Candidate MCQs per video and task (from kept seeds)", "mcq", uses_tasks=True),
+        DraftStep("options", "Answers and distractors for MCQs without options", "distractors"),
     )
 }
 STEP_BY_KIND = {s.kind: s for s in DRAFT_STEPS.values()}

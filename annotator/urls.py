@@ -7,6 +7,16 @@ app_name = "annotator"
 urlpatterns: list = []
 
 # --- drafts ---
+from . import draft_views  # noqa: E402 - each block imports its own views
+
+urlpatterns += [
+    path("p/<slug:slug>/drafts/", draft_views.drafts, name="drafts"),
+    path("p/<slug:slug>/drafts/start/", draft_views.draft_start, name="draft_start"),
+    path("p/<slug:slug>/drafts/jobs/<int:job_id>/", draft_views.draft_job, name="draft_job"),
+    path("p/<slug:slug>/drafts/seeds/", draft_views.seeds, name="seeds"),
+    path("p/<slug:slug>/drafts/seeds/add/", draft_views.seed_add, name="seed_add"),
+    path("p/<slug:slug>/drafts/seeds/<int:seed_id>/", draft_views.seed_change, name="seed_change"),
+]
 
 # --- chains and relations ---
 
