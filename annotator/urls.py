@@ -19,6 +19,39 @@ urlpatterns += [
 ]
 
 # --- chains and relations ---
+from . import chain_views, relation_views, work_views  # noqa: E402 - each block imports its own views
+
+urlpatterns += [
+    path("p/<slug:slug>/work/", work_views.work, name="work"),
+    path("p/<slug:slug>/work/next/", work_views.work_next, name="work_next"),
+    path("p/<slug:slug>/chains/<int:chain_id>/", chain_views.chain_editor, name="chain_editor"),
+    path("p/<slug:slug>/chains/<int:chain_id>/save/", chain_views.chain_save_view, name="chain_save"),
+    path("p/<slug:slug>/chains/<int:chain_id>/undo/", chain_views.chain_undo_view, name="chain_undo"),
+    path("p/<slug:slug>/chains/<int:chain_id>/submit/", chain_views.chain_submit_view, name="chain_submit"),
+    path("p/<slug:slug>/pairs/<int:pair_id>/", relation_views.pair_editor, name="pair_editor"),
+    path("p/<slug:slug>/pairs/<int:pair_id>/links/", relation_views.pair_link_add, name="pair_link_add"),
+    path(
+        "p/<slug:slug>/pairs/<int:pair_id>/links/<int:link_id>/decide/",
+        relation_views.pair_link_decide,
+        name="pair_link_decide",
+    ),
+    path(
+        "p/<slug:slug>/pairs/<int:pair_id>/links/<int:link_id>/type/",
+        relation_views.pair_link_type,
+        name="pair_link_type",
+    ),
+    path(
+        "p/<slug:slug>/pairs/<int:pair_id>/links/<int:link_id>/rewrite/",
+        relation_views.pair_link_rewrite,
+        name="pair_link_rewrite",
+    ),
+    path(
+        "p/<slug:slug>/pairs/<int:pair_id>/links/<int:link_id>/remove/",
+        relation_views.pair_link_remove,
+        name="pair_link_remove",
+    ),
+    path("p/<slug:slug>/pairs/<int:pair_id>/submit/", relation_views.pair_submit, name="pair_submit"),
+]
 
 # --- MCQs and unusable videos ---
 from . import mcq_views  # noqa: E402 - each block imports its own views

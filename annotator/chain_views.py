@@ -1,0 +1,244 @@
+"""The QA chain editor: the page, and JSON endpoints for autosave, undo and submit.
+
+Every endpoint fetches and authorises here: a stranger or a missing chain is a 404, a member whose
+role may not edit the chain at its stage gets 403. The JSON contract is the one static/js/autosave.js
+documents: 200 with the new state, 409 with `theirs` (the chain as it is now) on a stale version,
+422 with `errors` for content that cannot be saved, 400 for a malformed request.
+"""
+
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_POST, require_safe
+
+from projects.permissions import Action, can, get_project_or_404
+from reviewer.workflow import EDITABLE, TransitionRefused
+from videos.player_views import clock_label, player_context
+
+from .chains import (
+    ChainInvalid,
+    ChainNotEditable,
+    NothingToUndo,
+    chain_hints,
+    chain_save,
+    chain_submit,
+    chain_undo,
+    chain_warnings,
+)
+from .concurrency import StaleVersion
+from .models import ItemStatus, QAChain
+from .selectors import chain_for_editor, chain_pairs_for_editor, neighbour_pair, review_note
+
+
+class BadRequest(Exception):
+    """The request body is not what the endpoint takes."""
+
+
+class NotAllowed(Exception):
+    """The person may see the item but not change it (role, stage, or their own work to revise)."""
+
+
+def may_edit(user, project, item) -> bool:
+    """Annotators edit drafts and items being annotated; revisers (never the author) what is being revised."""
+    if item.status in (ItemStatus.DRAFT, ItemStatus.ANNOTATING):
+        return can(user, Action.ANNOTATE, project)
+    if item.status == ItemStatus.REVISING:
+        return can(user, Action.REVISE, project, item)
+    return False
+
+
+def json_body(request) -> dict:
+    try:
+        body = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        raise BadRequest("The request body is not valid JSON.") from None
+    if not isinstance(body, dict):
+        raise BadRequest("The request body must be a JSON object.")
+    return body
+
+
+def expected_version(body: dict) -> int:
+    version = body.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise BadRequest("Send the version you started from as `version` (a whole number).")
+    return version
+
+
+def error(message: str, status: int, **extra) -> JsonResponse:
+    return JsonResponse({"error": message, **extra}, status=status)
+
+
+def next_url(project, kind: str, item_id: int) -> str:
+    return reverse("annotator:work_next", args=[project.slug]) + f"?after={kind}-{item_id}"
+
+
+def _chain_or_404(request, slug, chain_id) -> QAChain:
+    project = get_project_or_404(request.user, slug)
+    chain = chain_for_editor(project=project, chain_id=chain_id)
+    if chain is None:
+        raise Http404("No such chain in this project.")
+    return chain
+
+
+def chain_state(*, chain: QAChain, pairs, user=None, editable: bool | None = None) -> dict:
+    """The chain as the editor holds it (the JSON every endpoint answers with)."""
+    hints = chain_hints(chain=chain, pairs=pairs)
+    if editable is None:
+        editable = user is not None and chain.status in EDITABLE and may_edit(user, chain.project, chain)
+    return {
+        "id": chain.pk,
+        "version": chain.version,
+        "status": chain.status,
+        "statusLabel": chain.get_status_display(),
+        "editable": editable,
+        "pairs": [
+            {
+                "id": p.pk,
+                "question": p.question,
+                "answer": p.answer,
+                "skill": p.skill,
+                "links": getattr(p, "links", 0),
+                "hints": hints.get(i, []),
+            }
+            for i, p in enumerate(pairs)
+        ],
+        "warnings": chain_warnings(chain=chain, pairs=pairs),
+    }
+
+
+def _current_state(chain: QAChain, user) -> dict:
+    fresh = chain_for_editor(project=chain.project, chain_id=chain.pk)
+    state = chain_state(chain=fresh, pairs=chain_pairs_for_editor(chain=fresh), user=user)
+    record = fresh.history.select_related("history_user").order_by("-history_date", "-history_id").first()
+    state["savedBy"] = record.history_user.get_username() if record and record.history_user else ""
+    return state
+
+
+def _conflict(exc: StaleVersion, chain: QAChain, user, yours) -> JsonResponse:
+    theirs = _current_state(chain, user)
+    who = f" by {theirs['savedBy']}" if theirs["savedBy"] else ""
+    message = (
+        f"This chain was saved{who} as version {theirs['version']} after you opened version {exc.expected}. "
+        "Your text is kept: compare and merge."
+    )
+    return error(message, 409, conflict=True, theirs=theirs, yours=yours)
+
+
+@login_required
+@require_safe
+def chain_editor(request, slug, chain_id):
+    """GET /p/<slug>/chains/<id>/: the clip playing in a loop beside its turns, edited with the keyboard."""
+    chain = _chain_or_404(request, slug, chain_id)
+    project, clip, video = chain.project, chain.clip, chain.clip.video
+    pairs = chain_pairs_for_editor(chain=chain)
+    editable = chain.status in EDITABLE and may_edit(request.user, project, chain)
+    skills = project.taxonomy("skills")
+    context = player_context(video=video)
+    context.update(
+        {
+            "project": project,
+            "chain": chain,
+            "clip": clip,
+            "clip_range": f"{clock_label(clip.start_s)} – {clock_label(clip.end_s)}",
+            "pairs": pairs,
+            "skills": [{"number": i + 1, **s} for i, s in enumerate(skills)],
+            "editable": editable,
+            "review_note": review_note(item=chain) if chain.status == ItemStatus.REVISING else None,
+            "pair_before": neighbour_pair(chain, "pair_as_after"),
+            "pair_after": neighbour_pair(chain, "pair_as_before"),
+            "next_url": next_url(project, "chain", chain.pk),
+            "editor_config": {
+                "chainId": chain.pk,
+                "clip": {"index": clip.index, "start": clip.start_s, "end": clip.end_s},
+                "skills": [s["code"] for s in skills],
+                "urls": {
+                    "save": reverse("annotator:chain_save", args=[project.slug, chain.pk]),
+                    "undo": reverse("annotator:chain_undo", args=[project.slug, chain.pk]),
+                    "submit": reverse("annotator:chain_submit", args=[project.slug, chain.pk]),
+                    "next": next_url(project, "chain", chain.pk),
+                },
+                "state": chain_state(chain=chain, pairs=pairs, editable=editable),
+            },
+        }
+    )
+    return render(request, "annotator/chain_editor.html", context)
+
+
+def _editable_chain(request, slug, chain_id) -> QAChain:
+    chain = _chain_or_404(request, slug, chain_id)
+    if not may_edit(request.user, chain.project, chain):
+        raise NotAllowed(
+            f"Your role in {chain.project.name} does not let you edit a chain that is "
+            f"{chain.get_status_display().lower()}."
+        )
+    return chain
+
+
+def _endpoint(action):
+    """Shared handling of the JSON endpoints: parse, authorise, map refusals to status codes."""
+
+    def view(request, slug, chain_id):
+        try:
+            chain = _editable_chain(request, slug, chain_id)
+            body = json_body(request)
+            return action(request, chain, body)
+        except NotAllowed as exc:
+            return error(str(exc), 403)
+        except BadRequest as exc:
+            return error(str(exc), 400)
+        except ChainNotEditable as exc:
+            return error(str(exc), 409, conflict=False)
+        except ChainInvalid as exc:
+            return error(str(exc), 422, errors=exc.errors)
+
+    view.__name__ = action.__name__
+    view.__doc__ = action.__doc__
+    return login_required(require_POST(view))
+
+
+def _saved_response(request, saved, **extra) -> JsonResponse:
+    pairs = chain_pairs_for_editor(chain=saved.chain)
+    return JsonResponse({**chain_state(chain=saved.chain, pairs=pairs, user=request.user), **extra})
+
+
+@_endpoint
+def chain_save_view(request, chain, body):
+    """POST …/save/ {version, pairs: [{id|null, question, answer, skill}]}: the whole list, in order."""
+    version = expected_version(body)
+    pairs = body.get("pairs")
+    try:
+        saved = chain_save(chain=chain, expected_version=version, pairs=pairs, user=request.user)
+    except StaleVersion as exc:
+        return _conflict(exc, chain, request.user, {"version": version, "pairs": pairs})
+    return _saved_response(request, saved)
+
+
+@_endpoint
+def chain_undo_view(request, chain, body):
+    """POST …/undo/ {version}: the content of the previous version comes back as a new version."""
+    version = expected_version(body)
+    try:
+        saved = chain_undo(chain=chain, user=request.user, expected_version=version)
+    except StaleVersion as exc:
+        return _conflict(exc, chain, request.user, {"version": version})
+    except NothingToUndo as exc:
+        return error(str(exc), 409, conflict=False)
+    return _saved_response(request, saved, restoredVersion=saved.restored_version)
+
+
+@_endpoint
+def chain_submit_view(request, chain, body):
+    """POST …/submit/ {version}: hand the chain on as it is at that version."""
+    version = expected_version(body)
+    try:
+        chain_submit(chain=chain, user=request.user, expected_version=version)
+    except StaleVersion as exc:
+        return _conflict(exc, chain, request.user, {"version": version})
+    except TransitionRefused as exc:
+        return error(str(exc), 409, conflict=False)
+    fresh = chain_for_editor(project=chain.project, chain_id=chain.pk)
+    state = chain_state(chain=fresh, pairs=chain_pairs_for_editor(chain=fresh), user=request.user)
+    return JsonResponse({**state, "next": next_url(chain.project, "chain", chain.pk)})

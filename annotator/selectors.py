@@ -1,0 +1,254 @@
+"""Reads for the annotator's workspace: an item with what its editor shows, work lists, the next item.
+
+Each read is a fixed number of queries whatever the project holds (tests pin the counts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, Value, When
+from django.utils import timezone
+
+from projects.models import Role
+from projects.permissions import roles_of
+from reviewer.models import Assignment, AssignmentStatus, ReviewEvent
+
+from .models import MCQ, ChainPair, ItemStatus, QAChain, QAPair, Relation
+
+S = ItemStatus
+
+# Which statuses a role works on here: annotators take drafts on, revisers fix what was flagged.
+ANNOTATOR_STATUSES = (S.DRAFT, S.ANNOTATING)
+REVISER_STATUSES = (S.REVISING,)
+KINDS = ("chain", "pair")
+
+
+# --- one item ------------------------------------------------------------------------------------
+
+
+def chain_for_editor(*, project, chain_id: int) -> QAChain | None:
+    """The chain with its clip, video and neighbouring chain pairs, in one query; None if not in `project`."""
+    chain = (
+        QAChain.objects.filter(pk=chain_id, project=project)
+        .select_related("clip__video", "pair_as_before", "pair_as_after", "author")
+        .defer("clip__video__probe")
+        .first()
+    )
+    if chain is not None:
+        chain.project = project
+        chain.clip.video.project = project
+    return chain
+
+
+def chain_pairs_for_editor(*, chain: QAChain) -> list[QAPair]:
+    """The turns in order, each with `links`: how many relations start or end at it."""
+    return list(
+        QAPair.objects.filter(chain=chain)
+        .annotate(links=Count("relations_out", distinct=True) + Count("relations_in", distinct=True))
+        .order_by("index", "pk")
+    )
+
+
+def neighbour_pair(chain: QAChain, name: str) -> ChainPair | None:
+    """chain.pair_as_before / pair_as_after as loaded by chain_for_editor, or None."""
+    try:
+        return getattr(chain, name)
+    except ObjectDoesNotExist:
+        return None
+
+
+def review_note(*, item) -> ReviewEvent | None:
+    """The latest transition that carried reasons or a comment (a flag, the judge's verdict)."""
+    return (
+        ReviewEvent.objects.filter(**ReviewEvent.ref_for(item))
+        .filter(~Q(reasons=[]) | ~Q(comment=""))
+        .select_related("actor")
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+def chain_pair_for_editor(*, project, pair_id: int) -> ChainPair | None:
+    chain_pair = (
+        ChainPair.objects.filter(pk=pair_id, project=project)
+        .select_related("video", "chain_before__clip", "chain_after__clip", "author")
+        .defer("video__probe")
+        .first()
+    )
+    if chain_pair is not None:
+        chain_pair.project = project
+        chain_pair.video.project = project
+    return chain_pair
+
+
+def chain_pair_contents(*, chain_pair: ChainPair) -> tuple[list[QAPair], list[QAPair], list[Relation]]:
+    """The turns of both chains and the links between them: two queries."""
+    pairs = list(
+        QAPair.objects.filter(chain_id__in=[chain_pair.chain_before_id, chain_pair.chain_after_id]).order_by(
+            "index", "pk"
+        )
+    )
+    before = [p for p in pairs if p.chain_id == chain_pair.chain_before_id]
+    after = [p for p in pairs if p.chain_id == chain_pair.chain_after_id]
+    by_id = {p.pk: p for p in pairs}
+    relations = list(Relation.objects.filter(chain_pair=chain_pair))
+    for relation in relations:
+        # Attach the ends already loaded, so reading them costs nothing.
+        relation.from_pair = by_id.get(relation.from_pair_id) or relation.from_pair
+        relation.to_pair = by_id.get(relation.to_pair_id) or relation.to_pair
+    relations.sort(key=lambda r: (r.from_pair.index, r.to_pair.index, r.pk))
+    return before, after, relations
+
+
+# --- work lists ------------------------------------------------------------------------------------
+
+
+def work_statuses(*, project, user) -> tuple[str, ...]:
+    """The statuses this person edits in this project, by role."""
+    roles = frozenset(Role.values) if user.is_superuser else roles_of(user, project)
+    statuses: tuple[str, ...] = ()
+    if roles & {Role.ANNOTATOR, Role.ADMIN}:
+        statuses += ANNOTATOR_STATUSES
+    if roles & {Role.REVISER, Role.ADMIN}:
+        statuses += REVISER_STATUSES
+    return statuses
+
+
+def _status_summary(model, *, project, user) -> dict[str, dict[str, int]]:
+    rows = (
+        model.objects.filter(project=project)
+        .values("status")
+        .annotate(total=Count("id"), mine=Count("id", filter=Q(author=user)))
+    )
+    return {r["status"]: {"total": r["total"], "mine": r["mine"]} for r in rows}
+
+
+def work_summary(*, project, user) -> dict[str, dict[str, dict[str, int]]]:
+    """kind → status → {total, mine}: three grouped counts."""
+    return {
+        "chain": _status_summary(QAChain, project=project, user=user),
+        "pair": _status_summary(ChainPair, project=project, user=user),
+        "mcq": _status_summary(MCQ, project=project, user=user),
+    }
+
+
+def _leased_by_others(kind: str, user):
+    """Items someone else holds a live lease on: the next-item button passes them by."""
+    column = {"chain": "qa_chain", "pair": "chain_pair"}[kind]
+    return Exists(
+        Assignment.objects.filter(
+            **{column: OuterRef("pk")}, status=AssignmentStatus.ACTIVE, lease_expires_at__gt=timezone.now()
+        ).exclude(assignee=user)
+    )
+
+
+def _todo(kind: str, *, project, user, statuses):
+    """Items in `statuses` this person may take on, mine first, then in video and clip order."""
+    model = QAChain if kind == "chain" else ChainPair
+    items = model.objects.filter(project=project, status__in=statuses)
+    # An item someone else is annotating is theirs; revisers never revise what they wrote.
+    items = items.exclude(Q(status=S.ANNOTATING) & ~Q(author=user) & Q(author__isnull=False))
+    items = items.exclude(Q(status=S.REVISING) & Q(author=user))
+    items = items.exclude(_leased_by_others(kind, user))
+    order = ("clip__video_id", "clip__index") if kind == "chain" else ("video_id", "before_index")
+    mine = Case(When(author=user, status__in=(S.ANNOTATING, S.REVISING), then=Value(0)), default=Value(1))
+    return items.annotate(mine_first=mine).order_by("mine_first", *order, "pk")
+
+
+@dataclass
+class WorkList:
+    statuses: tuple[str, ...]
+    summary: dict
+    chains: list = field(default_factory=list)
+    pairs: list = field(default_factory=list)
+    mcqs: list = field(default_factory=list)
+
+
+def work_list(*, project, user, status: str | None = None, limit: int = 25) -> WorkList:
+    """What this person can do next: counts by status, and the first `limit` items of each kind.
+
+    With `status`, the lists show every item at that status (mine first) instead of the to-do list.
+    """
+    statuses = work_statuses(project=project, user=user)
+    result = WorkList(statuses=statuses, summary=work_summary(project=project, user=user))
+    mine_first = Case(When(author=user, then=Value(0)), default=Value(1), output_field=IntegerField())
+    if status:
+        chains = QAChain.objects.filter(project=project, status=status).annotate(mine_first=mine_first)
+        chains = chains.order_by("mine_first", "clip__video_id", "clip__index", "pk")
+        pairs = ChainPair.objects.filter(project=project, status=status).annotate(mine_first=mine_first)
+        pairs = pairs.order_by("mine_first", "video_id", "before_index", "pk")
+        mcqs = MCQ.objects.filter(project=project, status=status)
+    elif statuses:
+        chains = _todo("chain", project=project, user=user, statuses=statuses)
+        pairs = _todo("pair", project=project, user=user, statuses=statuses)
+        mcqs = MCQ.objects.filter(project=project, status__in=statuses).exclude(
+            Q(status=S.ANNOTATING) & ~Q(author=user) & Q(author__isnull=False)
+        )
+    else:
+        return result
+    result.chains = list(
+        chains.select_related("clip__video", "author")
+        .defer("clip__video__probe", "machine_draft")
+        .annotate(turns=Count("pairs"))[:limit]
+    )
+    result.pairs = list(
+        pairs.select_related("video", "author")
+        .defer("video__probe", "machine_draft")
+        .annotate(links=Count("relations"))[:limit]
+    )
+    result.mcqs = list(
+        mcqs.annotate(mine_first=mine_first)
+        .select_related("author")
+        .only("id", "question", "status", "category", "author__username", "updated_at", "project_id")
+        .order_by("mine_first", "pk")[:limit]
+    )
+    return result
+
+
+def next_item(*, project, user, after: tuple[str, int] | None = None) -> tuple[str, int] | None:
+    """("chain" | "pair", id) of the next item to work on, or None when nothing is left.
+
+    Without `after`: my own unfinished work first, then chains before chain pairs (links are drawn
+    between annotated chains), each in video and clip order. With `after` (the item just left):
+    the next one of the same kind in video and clip order, wrapping round, then the other kind.
+    """
+    statuses = work_statuses(project=project, user=user)
+    if not statuses:
+        return None
+    kinds = list(KINDS)
+    if after is not None and after[0] == "pair":
+        kinds.reverse()
+    for kind in kinds:
+        todo = _todo(kind, project=project, user=user, statuses=statuses)
+        if after is not None and after[0] == kind:
+            found = _after(kind, todo, after[1])
+        else:
+            found = todo.values_list("pk", flat=True).first()
+        if found is not None:
+            return kind, found
+    return None
+
+
+def _after(kind: str, todo, item_id: int) -> int | None:
+    """The first of `todo` after item `item_id` in video and clip order, wrapping round; never the item itself."""
+    if kind == "chain":
+        here = QAChain.objects.filter(pk=item_id).values("clip__video_id", "clip__index").first()
+        video_field, index_field = "clip__video_id", "clip__index"
+        if here:
+            here = {"video": here["clip__video_id"], "index": here["clip__index"]}
+    else:
+        here = ChainPair.objects.filter(pk=item_id).values("video_id", "before_index").first()
+        video_field, index_field = "video_id", "before_index"
+        if here:
+            here = {"video": here["video_id"], "index": here["before_index"]}
+    todo = todo.exclude(pk=item_id).order_by(video_field, index_field, "pk")
+    if here:
+        later = Q(**{f"{video_field}__gt": here["video"]}) | Q(
+            **{video_field: here["video"], f"{index_field}__gt": here["index"]}
+        )
+        found = todo.filter(later).values_list("pk", flat=True).first()
+        if found is not None:
+            return found
+    return todo.values_list("pk", flat=True).first()

@@ -1,0 +1,70 @@
+"""The annotator's work list (what to do next, by status) and the "next item" redirect."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_safe
+
+from projects.permissions import get_project_or_404
+
+from .models import ItemStatus
+from .selectors import KINDS, next_item, work_list
+
+LIST_LIMIT = 25
+SUMMARY_KINDS = [("chain", "QA chains"), ("pair", "Relations (chain pairs)"), ("mcq", "MCQs")]
+
+
+def _editor_url(project, kind: str, item_id: int) -> str:
+    name = {"chain": "annotator:chain_editor", "pair": "annotator:pair_editor"}[kind]
+    return reverse(name, args=[project.slug, item_id])
+
+
+def _after(raw: str) -> tuple[str, int] | None:
+    """`?after=chain-12` → ("chain", 12); anything else is ignored (the list starts from the top)."""
+    kind, _, number = (raw or "").partition("-")
+    if kind in KINDS and number.isdecimal():
+        return kind, int(number)
+    return None
+
+
+@login_required
+@require_safe
+def work(request, slug):
+    """GET /p/<slug>/work/[?status=…]: my items first; chains, chain pairs and MCQs by status."""
+    project = get_project_or_404(request.user, slug)
+    status = request.GET.get("status", "")
+    if status not in ItemStatus.values:
+        status = ""
+    result = work_list(project=project, user=request.user, status=status or None, limit=LIST_LIMIT)
+    summary_rows = []
+    for kind, label in SUMMARY_KINDS:
+        counts = result.summary[kind]
+        cells = [(s, counts.get(s.value, {"total": 0, "mine": 0})) for s in ItemStatus]
+        summary_rows.append((kind, label, cells, sum(c["total"] for _, c in cells)))
+    return render(
+        request,
+        "annotator/work.html",
+        {
+            "project": project,
+            "result": result,
+            "status": status,
+            "status_label": ItemStatus(status).label if status else "",
+            "statuses": list(ItemStatus),
+            "summary_rows": summary_rows,
+            "work_statuses": [ItemStatus(s).label.lower() for s in result.statuses],
+            "limit": LIST_LIMIT,
+        },
+    )
+
+
+@login_required
+@require_safe
+def work_next(request, slug):
+    """GET /p/<slug>/work/next/[?after=chain-12]: open the next chain or chain pair to work on."""
+    project = get_project_or_404(request.user, slug)
+    found = next_item(project=project, user=request.user, after=_after(request.GET.get("after", "")))
+    if found is None:
+        messages.info(request, "Nothing is waiting for you: every chain and chain pair you can edit is done.")
+        return redirect("annotator:work", slug=project.slug)
+    return redirect(_editor_url(project, *found))
