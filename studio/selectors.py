@@ -107,7 +107,7 @@ def _next_steps(*, project, user, overview: ProjectOverview, counts) -> list[Nex
     if Role.ANNOTATOR in roles:
         todo = _sum(ItemStatus.DRAFT, *counts) + _sum(ItemStatus.ANNOTATING, *counts)
         if todo:
-            steps.append(NextStep("Annotate drafted items", todo))
+            steps.append(NextStep("Annotate drafted items", todo, reverse("annotator:work", args=[project.slug])))
     if Role.EXAMINER in roles:
         todo = _sum(ItemStatus.SCORED, *counts) + _sum(ItemStatus.EXAMINING, *counts)
         if todo:
