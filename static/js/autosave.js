@@ -22,6 +22,8 @@
 //     delay: 800,                      ms after the last change before an autosave
 //     status: element,                 optional: gets "Saving…", "Saved · v8", "Not saved: …" and a
 //                                      data-state of idle | dirty | saving | saved | invalid | conflict | offline
+//     unsent: () => boolean,           optional: true while the editor holds text it does not send yet
+//                                      (an unfinished new item); the local copy is then kept after a save
 //     onSaved(body, info),             info = {action: null | url} — after every 200
 //     onConflict(body, mine),          mine = the payload that was refused (a save's), or null (an action's)
 //     onInvalid(body),                 422: show body.errors beside the fields
@@ -152,8 +154,13 @@
         if (ok) {
           savedGeneration = Math.max(savedGeneration, sending);
           if (generation === savedGeneration) {
-            discardLocal();
-            showSaved();
+            if (options.unsent && options.unsent()) {
+              storeLocal();
+              show("partial", "Saved · v" + version + " · unfinished text kept in this tab");
+            } else {
+              discardLocal();
+              showSaved();
+            }
           } else {
             storeLocal(); // newer text waits for the next save, on the new version
             show("dirty", "Unsaved changes…");

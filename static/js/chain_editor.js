@@ -94,21 +94,36 @@
       messageEl.hidden = !text;
     }
 
-    // What the server gets: every turn in order; a new turn left completely empty is not a turn yet.
-    // `lastSent` remembers the rows of the save on its way, to place the server's errors on them.
+    // What the server gets: every turn in order. A new turn is sent once it has both a question and
+    // an answer (moving from one to the other must not flash an error); until then it lives in the
+    // tab's local copy only. `lastSent` remembers the rows of the save on its way, for its errors.
     let lastSent = [];
+    const unfinished = (li) => {
+      const f = fieldsOf(li);
+      return !li.dataset.id && (!f.q.value.trim() || !f.a.value.trim());
+    };
+    const started = (li) => {
+      const f = fieldsOf(li);
+      return !!(f.q.value.trim() || f.a.value.trim());
+    };
     function collect(purpose) {
       const sent = [];
       const pairs = [];
       rows().forEach((li) => {
         const f = fieldsOf(li);
         const id = li.dataset.id ? Number(li.dataset.id) : null;
-        if (id === null && !f.q.value.trim() && !f.a.value.trim()) return;
+        if (purpose === "store" ? id === null && !started(li) : unfinished(li)) return;
         sent.push(li);
         pairs.push({ id: id, question: f.q.value, answer: f.a.value, skill: f.skill.value });
       });
-      if (purpose !== "store") lastSent = sent;
-      return { pairs: pairs };
+      if (purpose !== "store") {
+        lastSent = sent;
+        return { pairs: pairs };
+      }
+      // The local copy also keeps what the server had, so a conflict found after a reload can
+      // still tell which side changed what.
+      const base = state.pairs.map((p) => ({ id: p.id, question: p.question, answer: p.answer, skill: p.skill }));
+      return { pairs: pairs, base: base };
     }
 
     // --- saving ------------------------------------------------------------------------------------
@@ -117,24 +132,18 @@
       version: state.version,
       collect: collect,
       storageKey: "vidqa:chain:" + config.chainId,
+      unsent: () => rows().some((li) => unfinished(li) && started(li)),
       delay: 800,
       status: statusEl,
       onSaved: (body, info) => {
         if (info.action) return; // actions re-render themselves
-        // New turns get the ids the server gave them (in order); hints and links are refreshed.
-        // Text is left alone: the annotator may have typed on while the save was on its way.
-        const all = rows();
-        const known = new Set(all.map((li) => li.dataset.id).filter(Boolean));
-        const fresh = body.pairs.filter((p) => !known.has(String(p.id)));
-        const waiting = all.filter((li) => {
-          const f = fieldsOf(li);
-          return !li.dataset.id && (f.q.value.trim() || f.a.value.trim());
-        });
-        fresh.forEach((pair, i) => { if (waiting[i]) waiting[i].dataset.id = String(pair.id); });
-        const byId = new Map(body.pairs.map((p) => [String(p.id), p]));
-        rows().forEach((li) => {
-          const pair = byId.get(li.dataset.id);
-          if (!pair) return;
+        // The server saved exactly the rows sent, in order: new turns get their ids, every sent row
+        // its hints and links. Text is left alone (the annotator may have typed on meanwhile).
+        const sent = lastSent;
+        body.pairs.forEach((pair, i) => {
+          const li = sent[i];
+          if (!li) return;
+          if (!li.dataset.id) li.dataset.id = String(pair.id);
           decorate(li, pair);
           li.classList.remove("invalid");
           li.querySelector(".turn-error").hidden = true;
@@ -236,6 +245,12 @@
     }
     function submit() {
       if (!state.editable) return;
+      const open = rows().findIndex((li) => unfinished(li) && started(li));
+      if (open >= 0) {
+        say("Turn " + (open + 1) + " needs both a question and an answer before the chain can be submitted.", "error");
+        focusTurn(open);
+        return;
+      }
       doc.send(config.urls.submit, {}).then((body) => {
         if (!body) return;
         render(body, false);
@@ -322,8 +337,9 @@
     const rowTemplate = document.getElementById("conflict-row-template");
     let merge = null; // {theirs, rows: [{mine, theirs, tr}]}
 
-    const same = (a, b) => !!a && !!b && a.question.trim() === b.question.trim() &&
-      a.answer.trim() === b.answer.trim() && (a.skill || "") === (b.skill || "");
+    const FIELDS = ["question", "answer", "skill"];
+    const norm = (p, f) => (f === "skill" ? p[f] || "" : (p[f] || "").trim());
+    const same = (a, b) => !!a && !!b && FIELDS.every((f) => norm(a, f) === norm(b, f));
     const sameList = (mine, theirs) => mine.length === theirs.length &&
       mine.every((m, i) => same(m, theirs[i]) && (m.id == null || m.id === theirs[i].id));
 
@@ -343,13 +359,42 @@
       });
       return out;
     }
+
+    // Three-way merge of one turn against the version both sides started from (`base`): a side that
+    // left a field as it was takes the other side's change; a field both changed keeps mine and is
+    // marked. Returns {auto: merged turn or null (deleted), note, clash}.
+    function mergeRow(row) {
+      const m = row.mine, t = row.theirs, b = row.base;
+      if (m && t) {
+        if (same(m, t)) return { auto: m, note: "", clash: false };
+        let clash = false;
+        const auto = {};
+        FIELDS.forEach((f) => {
+          const mv = norm(m, f), tv = norm(t, f), bv = b ? norm(b, f) : null;
+          if (mv === tv || (bv !== null && tv === bv)) auto[f] = m[f];
+          else if (bv !== null && mv === bv) auto[f] = t[f];
+          else { auto[f] = m[f]; clash = true; }
+        });
+        const mineChanged = !b || !same(m, b), theirsChanged = !b || !same(t, b);
+        const note = clash ? "You both changed this turn: yours is kept, check theirs."
+          : mineChanged && theirsChanged ? "You both changed this turn: merged." : mineChanged ? "Only you changed this turn." : "Only they changed this turn.";
+        return { auto: auto, note: note, clash: clash };
+      }
+      if (m) {
+        if (m.id == null) return { auto: m, note: "You added this turn.", clash: false };
+        if (b && same(m, b)) return { auto: null, note: "They deleted this turn.", clash: false };
+        return { auto: m, note: "They deleted this turn, you changed it: yours is kept.", clash: true };
+      }
+      if (b && same(t, b)) return { auto: null, note: "You deleted this turn.", clash: false };
+      if (b) return { auto: t, note: "You deleted this turn, they changed it: theirs is kept.", clash: true };
+      return { auto: t, note: "They added this turn.", clash: false };
+    }
     function skillOptions(select) {
       select.replaceChildren(new Option("Skill…", ""), ...skills.map((code, i) => new Option((i + 1) + " · " + code, code)));
     }
     function choose(row, side) {
-      const src = side === "theirs" ? row.theirs : row.mine;
+      const src = side === "theirs" ? row.theirs : side === "mine" ? row.mine : row.merged.auto;
       const tr = row.tr;
-      row.choice = side;
       row.removed = !src;
       tr.querySelector(".conflict-q").value = src ? src.question : "";
       tr.querySelector(".conflict-a").value = src ? src.answer : "";
@@ -361,34 +406,42 @@
     }
     function openConflict(body, mine) {
       const theirs = body.theirs;
-      const mineList = (mine && mine.pairs) || collect().pairs;
+      const mineList = (mine && mine.pairs) || collect("store").pairs;
       if (sameList(mineList, theirs.pairs)) {
         // Their version already says what mine says (e.g. my own save whose answer was lost).
-        doc.resolve(theirs.version);
+        doc.reset(theirs.version);
+        render(theirs, false);
         return;
       }
+      const baseById = new Map(((body.base || state).pairs || []).map((p) => [p.id, p]));
       merge = { theirs: theirs, rows: alignRows(mineList, theirs.pairs) };
+      let clashes = 0;
       document.getElementById("conflict-message").textContent = body.error;
       document.getElementById("conflict-theirs-version").textContent = "v" + theirs.version;
       conflictRows.replaceChildren(...merge.rows.map((row, i) => {
         const tr = rowTemplate.content.firstElementChild.cloneNode(true);
         row.tr = tr;
+        row.base = baseById.get((row.mine && row.mine.id) || (row.theirs && row.theirs.id)) || null;
+        row.merged = mergeRow(row);
+        if (row.merged.clash) clashes += 1;
         tr.querySelector(".conflict-number").textContent = String(i + 1);
         skillOptions(tr.querySelector(".conflict-skill"));
         const t = row.theirs;
         tr.querySelector(".conflict-tq").textContent = t ? t.question : "";
         tr.querySelector(".conflict-ta").textContent = t ? t.answer : "";
         tr.querySelector(".conflict-tskill").textContent = t ? (t.skill ? "Skill " + t.skill : "No skill") : "Not in their version.";
-        const m = row.mine;
-        if (!m) tr.querySelector(".conflict-gone").textContent = "Not in your version (you deleted it, or they added it).";
-        tr.classList.toggle("differs", !same(m, t));
+        tr.querySelector(".conflict-note").textContent = row.merged.note;
+        tr.classList.toggle("differs", !same(row.mine, t));
+        tr.classList.toggle("clash", row.merged.clash);
         tr.querySelectorAll("[data-choose]").forEach((b) => b.addEventListener("click", () => choose(row, b.dataset.choose)));
-        // Default: keep mine where I have the turn, else keep theirs: nothing disappears unasked.
-        choose(row, m ? "mine" : "theirs");
+        choose(row, "merged");
         return tr;
       }));
+      document.getElementById("conflict-summary").textContent = clashes
+        ? clashes + " turn" + (clashes > 1 ? "s were" : " was") + " changed on both sides (marked): check them before saving."
+        : "Every difference merged without a clash: check and save.";
       if (!dialog.open) dialog.showModal();
-      const first = conflictRows.querySelector("tr.differs [data-choose]") || dialog.querySelector("[data-conflict=save]");
+      const first = conflictRows.querySelector("tr.clash [data-choose]") || dialog.querySelector("[data-conflict=save]");
       first.focus();
     }
     function mergedPairs() {
@@ -408,6 +461,8 @@
       const what = button.dataset.conflict;
       if (what === "mine-all" || what === "theirs-all") {
         merge.rows.forEach((row) => choose(row, what === "mine-all" ? "mine" : "theirs"));
+      } else if (what === "merged-all") {
+        merge.rows.forEach((row) => choose(row, "merged"));
       } else if (what === "save") {
         const theirs = merge.theirs;
         render(Object.assign({}, theirs, { pairs: mergedPairs() }));
@@ -447,6 +502,7 @@
         openConflict({
           error: "This tab holds changes you made to version " + local.version + " that were never saved; the chain is now at version " + state.version + ".",
           theirs: state,
+          base: { pairs: local.payload.base || [] },
         }, local.payload);
       }
     } else if (local) {
