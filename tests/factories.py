@@ -196,3 +196,78 @@ class BackgroundJobFactory(factory.django.DjangoModelFactory):
     project = factory.SubFactory(ProjectFactory)
     kind = "videos.process"
     status = "queued"
+
+
+# --- Review queues and leases (issue 5) -----------------------------------------------------------
+
+
+def _now():
+    from django.utils import timezone
+
+    return timezone.now()
+
+
+def _minutes(n: int):
+    from datetime import timedelta
+
+    return timedelta(minutes=n)
+
+
+def _item_kind(item) -> str:
+    return {QAChain: "qa_chain", ChainPair: "chain_pair", MCQ: "mcq"}[type(item)]
+
+
+class ReviewQueueFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "reviewer.ReviewQueue"
+        skip_postgeneration_save = True
+
+    project = factory.SubFactory(ProjectFactory)
+    name = factory.Sequence(lambda n: f"Queue {n}")
+    stage = ItemStatus.EXAMINING
+    item_kind = "mcq"
+
+    @factory.post_generation
+    def members(self, create, extracted, **kwargs):
+        if create and extracted:
+            self.members.set(extracted)
+
+
+class AssignmentFactory(factory.django.DjangoModelFactory):
+    """A lease on `item` (a new MCQ unless given), leased now for 30 minutes unless told otherwise."""
+
+    class Meta:
+        model = "reviewer.Assignment"
+        exclude = ["item"]
+
+    item = factory.SubFactory(MCQFactory)
+    item_kind = factory.LazyAttribute(lambda a: _item_kind(a.item))
+    qa_chain = factory.LazyAttribute(lambda a: a.item if isinstance(a.item, QAChain) else None)
+    chain_pair = factory.LazyAttribute(lambda a: a.item if isinstance(a.item, ChainPair) else None)
+    mcq = factory.LazyAttribute(lambda a: a.item if isinstance(a.item, MCQ) else None)
+    project = factory.LazyAttribute(lambda a: a.item.project)
+    stage = ItemStatus.EXAMINING
+    assignee = factory.SubFactory(UserFactory)
+    status = "active"
+    leased_at = factory.LazyFunction(_now)
+    lease_expires_at = factory.LazyAttribute(lambda a: a.leased_at + _minutes(30))
+
+
+class QualityScoreFactory(factory.django.DjangoModelFactory):
+    """A judge's score of `item` (a new QA chain unless given)."""
+
+    class Meta:
+        model = "reviewer.QualityScore"
+        exclude = ["item"]
+
+    item = factory.SubFactory(QAChainFactory)
+    item_kind = factory.LazyAttribute(lambda s: _item_kind(s.item))
+    qa_chain = factory.LazyAttribute(lambda s: s.item if isinstance(s.item, QAChain) else None)
+    chain_pair = factory.LazyAttribute(lambda s: s.item if isinstance(s.item, ChainPair) else None)
+    mcq = factory.LazyAttribute(lambda s: s.item if isinstance(s.item, MCQ) else None)
+    project = factory.LazyAttribute(lambda s: s.item.project)
+    item_version = 1
+    dimensions = factory.LazyFunction(dict)
+    overall = 90
+    threshold = 90
+    passed = factory.LazyAttribute(lambda s: s.overall >= s.threshold)

@@ -1,0 +1,855 @@
+"""Review queues and leases: which items a queue holds, and who holds which item for how long.
+
+A queue is a pool of items of one kind at one stage of one project, narrowed by filters. Its
+members pull the next item as a *lease* (an `Assignment`) that lapses unless renewed by a
+heartbeat; admins assign and reassign by hand. `overlap` says how many people see each item at
+the queue's stage (two examiners per item for agreement), and nothing ever hands an item to more.
+
+Which item statuses a stage's queue holds (`stage_q`):
+
+| stage      | items                                                                                   |
+|------------|-----------------------------------------------------------------------------------------|
+| annotating | draft, annotating (claim-next passes over an item someone else has started writing)     |
+| examining  | scored, examining; submitted too when the item does not wait for the LLM judge (relations |
+|            | of a chain pair and MCQs, or any item when the project's quality gate is off)          |
+| revising   | flagged; revising when it got there from flagged (or an admin reopened it); an item the |
+|            | judge sent back is its author's to fix and belongs to no queue                          |
+
+A *round* of a stage starts at the item's latest submit (`submitted_at`; the beginning of time
+for an item never submitted). Only assignments of the current round count towards the overlap,
+so an item flagged, revised and submitted again is examined afresh.
+
+A slot is *taken* by a completed assignment or by an active one whose lease has not lapsed. An
+active lease past its expiry no longer holds the item: the next claim on that item marks it
+expired (under the item's lock) and takes the slot; `assignments_expire` sweeps the rest so
+dashboards count them.
+
+Concurrency. Every writer that adds an assignment (claim and admin assign) first locks the item
+row, then counts the item's assignments again in a new statement. On PostgreSQL claim-next picks
+with `SELECT … FOR UPDATE SKIP LOCKED`, so concurrent claimers pass over each other's items
+instead of queueing on them; the recount is what makes it exact: under READ COMMITTED (Django's
+default; REPEATABLE READ would break it) the picking statement may have counted with a snapshot
+taken just before another claimer committed, and only a statement started after the lock sees
+that commit. When SKIP LOCKED finds nothing, claim-next waits for the first locked candidate
+instead of calling the queue empty, because with overlap > 1 a row another claimer holds may
+still have a free slot. SQLite has no row locks and no SKIP LOCKED: the project's SQLite set-up
+opens every transaction with BEGIN IMMEDIATE, which takes the database's write lock, so claims
+there simply run one after another, and the same recount keeps them exact.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, DateTimeField, Exists, F, Func, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.db.models.lookups import GreaterThanOrEqual, In, LessThan, LessThanOrEqual
+from django.utils import timezone
+
+from annotator.models import MCQ, ChainPair, ItemStatus, MCQVideo, QAChain
+from projects.models import Membership, Project
+from projects.permissions import _ROLES_FOR_ACTION, Action, can
+
+from .models import Assignment, AssignmentStatus, ItemKind, QualityScore, ReviewEvent, ReviewQueue
+
+S = ItemStatus
+A = AssignmentStatus
+
+KIND_MODELS = {ItemKind.QA_CHAIN: QAChain, ItemKind.CHAIN_PAIR: ChainPair, ItemKind.MCQ: MCQ}
+# The ItemRef column that points at an item of each kind.
+KIND_FIELDS = {ItemKind.QA_CHAIN: "qa_chain", ItemKind.CHAIN_PAIR: "chain_pair", ItemKind.MCQ: "mcq"}
+# What a person must be allowed to do in the project to work at a stage.
+STAGE_ACTIONS = {S.ANNOTATING: Action.ANNOTATE, S.EXAMINING: Action.EXAMINE, S.REVISING: Action.REVISE}
+# Where the video of an item is, as a lookup path from the item (MCQs: their first video, below).
+_VIDEO_PATHS = {ItemKind.QA_CHAIN: "clip__video", ItemKind.CHAIN_PAIR: "video"}
+
+DEFAULT_LEASE_SECONDS = 30 * 60
+_BEGINNING = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)  # before any round of any item
+FILTER_KEYS = ("categories", "duration_groups", "score_min", "score_max", "video_ids")
+
+
+class ClaimRefused(Exception):
+    """This person may not pull from this queue (not a member, no role for the stage, queue paused)."""
+
+
+class LeaseError(Exception):
+    """A heartbeat, release or completion that does not apply to this lease; `code` says why."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+class AssignRefused(Exception):
+    """An admin assignment refused as a whole (the assignee cannot work at this stage)."""
+
+
+class _SlotGone(Exception):
+    """The locked item turned out full (or already this person's): roll back and try the next one."""
+
+
+# --- items of a queue -------------------------------------------------------------------------------
+
+
+def kind_model(item_kind: str):
+    return KIND_MODELS[ItemKind(item_kind)]
+
+
+def _first_video(outer: str = "pk"):
+    """An MCQ's video for filtering: its first one (the main video, or the reference one of MVPBench)."""
+    return MCQVideo.objects.filter(mcq=OuterRef(outer), order=0)
+
+
+def _duration_q(path: str, groups: list[dict]) -> Q:
+    q = Q()
+    for group in groups:
+        q |= Q(**{f"{path}duration_s__gt": group["low"], f"{path}duration_s__lte": group["high"]})
+    return q
+
+
+def _latest_score(item_kind: str):
+    column = KIND_FIELDS[ItemKind(item_kind)]
+    scores = QualityScore.objects.filter(**{column: OuterRef("pk")}).order_by("-created_at", "-pk")
+    return Subquery(scores.values("overall")[:1], output_field=IntegerField())
+
+
+def _waits_for_judge(queue: ReviewQueue) -> bool:
+    """A submitted QA chain goes to the judge first when the project's gate is on."""
+    return queue.item_kind == ItemKind.QA_CHAIN and queue.project.judge_enabled
+
+
+def stage_q(queue: ReviewQueue) -> Q:
+    """Items whose status puts them in this queue's stage (see the table in the module docstring)."""
+    if queue.stage == S.ANNOTATING:
+        return Q(status__in=[S.DRAFT, S.ANNOTATING])
+    if queue.stage == S.EXAMINING:
+        statuses = [S.SCORED, S.EXAMINING] + ([] if _waits_for_judge(queue) else [S.SUBMITTED])
+        return Q(status__in=statuses)
+    if queue.stage == S.REVISING:
+        column = KIND_FIELDS[ItemKind(queue.item_kind)]
+        into_revising = ReviewEvent.objects.filter(**{column: OuterRef("pk")}, to_status=S.REVISING)
+        came_from = Subquery(into_revising.order_by("-created_at", "-pk").values("from_status")[:1])
+        return Q(status=S.FLAGGED) | (Q(status=S.REVISING) & Q(In(came_from, [S.FLAGGED, S.ACCEPTED])))
+    raise ValueError(f"A queue cannot be at stage {queue.stage!r}.")
+
+
+def filters_q(queue: ReviewQueue) -> Q:
+    """The queue's own filters (already checked by `queue_filters_clean` when saved)."""
+    filters, kind, q = queue.filters or {}, ItemKind(queue.item_kind), Q()
+    if filters.get("categories"):
+        q &= Q(category__in=filters["categories"])
+    if filters.get("duration_groups"):
+        wanted = {str(name) for name in filters["duration_groups"]}
+        groups = [g for g in queue.project.taxonomy("duration_groups") if str(g["name"]) in wanted]
+        if kind == ItemKind.MCQ:
+            q &= Q(Exists(_first_video().filter(_duration_q("video__", groups))))
+        else:
+            q &= _duration_q(_VIDEO_PATHS[kind] + "__", groups)
+    if filters.get("video_ids"):
+        if kind == ItemKind.MCQ:
+            q &= Q(Exists(_first_video().filter(video_id__in=filters["video_ids"])))
+        else:
+            q &= Q(**{f"{_VIDEO_PATHS[kind]}_id__in": filters["video_ids"]})
+    if filters.get("score_min") is not None:
+        q &= Q(GreaterThanOrEqual(_latest_score(kind), filters["score_min"]))
+    if filters.get("score_max") is not None:
+        q &= Q(LessThanOrEqual(_latest_score(kind), filters["score_max"]))
+    return q
+
+
+def _round_start():
+    return Coalesce(OuterRef("submitted_at"), Value(_BEGINNING, output_field=DateTimeField()))
+
+
+def _holding(now) -> Q:
+    """Assignments that take a slot: done, or leased and not lapsed."""
+    return Q(status=A.COMPLETED) | Q(status=A.ACTIVE, lease_expires_at__gt=now)
+
+
+def _taken(queue: ReviewQueue, now):
+    """How many slots of the current round are taken, as a correlated subquery (one COUNT, no GROUP BY)."""
+    column = KIND_FIELDS[ItemKind(queue.item_kind)]
+    rows = Assignment.objects.filter(
+        _holding(now), **{column: OuterRef("pk")}, stage=queue.stage, leased_at__gte=_round_start()
+    )
+    return Subquery(
+        rows.order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n"), output_field=IntegerField()
+    )
+
+
+def open_q(queue: ReviewQueue, now=None) -> Q:
+    """In the queue and not yet seen by `overlap` people: its depth."""
+    now = now or timezone.now()
+    return stage_q(queue) & filters_q(queue) & Q(LessThan(_taken(queue, now), queue.overlap))
+
+
+def queue_items(queue: ReviewQueue):
+    """Every item the queue holds (stage and filters), assigned or not; one query, however many items."""
+    model = kind_model(queue.item_kind)
+    return model.objects.filter(stage_q(queue) & filters_q(queue), project_id=queue.project_id)
+
+
+def queue_open_items(queue: ReviewQueue, now=None):
+    """The items still waiting for someone: in the queue with a free slot."""
+    model = kind_model(queue.item_kind)
+    return model.objects.filter(open_q(queue, now), project_id=queue.project_id)
+
+
+def _oldest_first():
+    return [Coalesce("submitted_at", "created_at").asc(), "pk"]
+
+
+def _candidates(queue: ReviewQueue, user, now):
+    """What claim-next may give this person, oldest first."""
+    column = KIND_FIELDS[ItemKind(queue.item_kind)]
+    items = queue_open_items(queue, now)
+    if queue.stage == S.ANNOTATING:
+        # Someone else's half-written item is theirs to finish.
+        items = items.exclude(Q(status=S.ANNOTATING) & Q(author__isnull=False) & ~Q(author=user))
+    else:
+        items = items.exclude(author=user)  # examiners and revisers never review their own work
+    # Not again to someone who holds, did or gave back this item in this round.
+    mine = Assignment.objects.filter(
+        **{column: OuterRef("pk")},
+        stage=queue.stage,
+        assignee=user,
+        status__in=[A.ACTIVE, A.COMPLETED, A.RELEASED],
+        leased_at__gte=_round_start(),
+    )
+    return items.exclude(Exists(mine)).order_by(*_oldest_first())
+
+
+def item_url(item) -> str:
+    """The page where the item is worked on: the MCQ, chain or chain-pair editor (a plain path)."""
+    kind = Assignment.ref_for(item)["item_kind"]
+    return item_path(kind=kind, item_id=item.pk, slug=item.project.slug)
+
+
+def item_path(*, kind: str, item_id: int, slug: str) -> str:
+    segment = {ItemKind.QA_CHAIN: "chains", ItemKind.CHAIN_PAIR: "pairs", ItemKind.MCQ: "mcqs"}[ItemKind(kind)]
+    return f"/p/{slug}/{segment}/{item_id}/"
+
+
+def assignment_item_id(assignment: Assignment) -> int:
+    return getattr(assignment, f"{KIND_FIELDS[ItemKind(assignment.item_kind)]}_id")
+
+
+# --- queue settings ------------------------------------------------------------------------------
+
+
+def _int_list(value, label: str) -> list[int]:
+    if isinstance(value, str):
+        value = [part for part in value.replace(",", " ").split() if part]
+    if not isinstance(value, list | tuple):
+        raise ValidationError(f"{label} must be a list.")
+    numbers = []
+    for part in value:
+        try:
+            numbers.append(int(part))
+        except (TypeError, ValueError):
+            raise ValidationError(f"{label}: {part!r} is not a whole number.") from None
+    return sorted(set(numbers))
+
+
+def queue_filters_clean(*, filters, project: Project, item_kind: str) -> dict:
+    """Checked, normalised filters; a ValidationError maps each bad filter to a message people can act on."""
+    if filters in (None, ""):
+        return {}
+    if not isinstance(filters, dict):
+        raise ValidationError({"filters": 'Filters must be an object such as {"categories": ["E2O"]}.'})
+    errors: dict[str, str] = {}
+    clean: dict = {}
+    unknown = sorted(set(filters) - set(FILTER_KEYS))
+    if unknown:
+        errors["filters"] = f"Unknown filter(s) {', '.join(unknown)}; known: {', '.join(FILTER_KEYS)}."
+
+    categories = filters.get("categories")
+    if categories:
+        if item_kind != ItemKind.MCQ:
+            errors["categories"] = "Categories apply to MCQs only."
+        elif not isinstance(categories, list | tuple) or not all(isinstance(c, str) and c.strip() for c in categories):
+            errors["categories"] = "Categories must be a list of category codes or task names."
+        else:
+            clean["categories"] = sorted({c.strip() for c in categories})
+
+    groups = filters.get("duration_groups")
+    if groups:
+        known = {str(g["name"]): g["name"] for g in project.taxonomy("duration_groups")}
+        names = groups if isinstance(groups, list | tuple) else [groups]
+        missing = [str(n) for n in names if str(n) not in known]
+        if missing:
+            errors["duration_groups"] = (
+                f"No duration group {', '.join(missing)} in this project; it has {', '.join(known) or 'none'}."
+            )
+        else:
+            clean["duration_groups"] = sorted({known[str(n)] for n in names}, key=str)
+
+    for key, label in (("score_min", "The lowest score"), ("score_max", "The highest score")):
+        value = filters.get(key)
+        if value in (None, ""):
+            continue
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            errors[key] = f"{label} must be a whole number from 0 to 100."
+            continue
+        if not 0 <= number <= 100:
+            errors[key] = f"{label} must be from 0 to 100, not {number}."
+        else:
+            clean[key] = number
+    if "score_min" in clean and "score_max" in clean and clean["score_min"] > clean["score_max"]:
+        errors["score_max"] = f"The score range is empty: {clean['score_min']} is above {clean['score_max']}."
+
+    video_ids = filters.get("video_ids")
+    if video_ids:
+        try:
+            ids = _int_list(video_ids, "Video ids")
+        except ValidationError as exc:
+            errors["video_ids"] = exc.messages[0]
+        else:
+            found = set(project.videos.filter(pk__in=ids).values_list("pk", flat=True))
+            missing = [str(i) for i in ids if i not in found]
+            if missing:
+                errors["video_ids"] = f"No video {', '.join(missing)} in this project."
+            else:
+                clean["video_ids"] = ids
+    if errors:
+        raise ValidationError(errors)
+    return clean
+
+
+def people_for_stage(*, project: Project, stage: str):
+    """Project members who may work at the stage (the assignee choices), by username."""
+    # The role table of projects.permissions, read rather than copied, so the policy stays in one place.
+    roles = _ROLES_FOR_ACTION[STAGE_ACTIONS[stage]]
+    User = get_user_model()
+    return User.objects.filter(
+        Q(pk__in=Membership.objects.filter(project=project, role__in=roles).values("user_id")) | Q(is_superuser=True),
+        is_active=True,
+    ).order_by("username")
+
+
+def _check_members(*, project: Project, stage: str, members) -> None:
+    allowed = set(people_for_stage(project=project, stage=stage).values_list("pk", flat=True))
+    refused = sorted(m.get_username() for m in members if m.pk not in allowed)
+    if refused:
+        role = ItemStatus(stage).label.lower()
+        raise ValidationError(
+            {"members": f"{', '.join(refused)} cannot work at the {role} stage in this project (no role for it)."}
+        )
+
+
+_QUEUE_FIELDS = ("name", "stage", "item_kind", "filters", "priority", "overlap", "lease_seconds", "is_active")
+
+
+def _queue_save(queue: ReviewQueue, *, members) -> ReviewQueue:
+    errors = {}
+    if not (queue.name or "").strip():
+        errors["name"] = "A queue needs a name."
+    if queue.stage not in STAGE_ACTIONS:
+        errors["stage"] = "The stage is annotating, examining or revising."
+    if queue.item_kind not in ItemKind.values:
+        errors["item_kind"] = f"The kind is one of {', '.join(ItemKind.values)}."
+    if queue.overlap is None or queue.overlap < 1:
+        errors["overlap"] = "At least one person sees each item."
+    if queue.lease_seconds is None or queue.lease_seconds < 30:
+        errors["lease_seconds"] = "A lease lasts at least 30 seconds."
+    if errors:
+        raise ValidationError(errors)
+    queue.name = queue.name.strip()
+    queue.filters = queue_filters_clean(filters=queue.filters, project=queue.project, item_kind=queue.item_kind)
+    clash = ReviewQueue.objects.filter(project=queue.project, name=queue.name).exclude(pk=queue.pk)
+    if clash.exists():
+        raise ValidationError({"name": f"This project already has a queue named {queue.name!r}."})
+    if members is not None:
+        _check_members(project=queue.project, stage=queue.stage, members=members)
+    try:
+        with transaction.atomic():
+            queue.save()
+            if members is not None:
+                queue.members.set(members)
+    except IntegrityError:  # a same-named queue saved meanwhile
+        raise ValidationError({"name": f"This project already has a queue named {queue.name!r}."}) from None
+    return queue
+
+
+def queue_create(*, project: Project, by, members=(), **fields) -> ReviewQueue:
+    """A new queue (admins). Fields as on ReviewQueue; a ValidationError names each bad field."""
+    if not can(by, Action.ADMINISTER, project):
+        raise PermissionDenied("Only project admins define queues.")
+    unknown = set(fields) - set(_QUEUE_FIELDS)
+    if unknown:
+        raise TypeError(f"queue_create() got unexpected field(s) {', '.join(sorted(unknown))}")
+    return _queue_save(ReviewQueue(project=project, **fields), members=list(members))
+
+
+def queue_update(*, queue: ReviewQueue, by, members=None, **fields) -> ReviewQueue:
+    """Change a queue's settings (admins); leases already given keep their stage and expiry."""
+    if not can(by, Action.ADMINISTER, queue.project):
+        raise PermissionDenied("Only project admins change queues.")
+    unknown = set(fields) - set(_QUEUE_FIELDS)
+    if unknown:
+        raise TypeError(f"queue_update() got unexpected field(s) {', '.join(sorted(unknown))}")
+    for name, value in fields.items():
+        setattr(queue, name, value)
+    if members is None and "stage" in fields:
+        members = list(queue.members.all())  # the members must suit the new stage too
+    return _queue_save(queue, members=None if members is None else list(members))
+
+
+# --- claim, heartbeat, release, complete, expire -------------------------------------------------------
+
+
+def queue_claim_check(*, queue: ReviewQueue, user) -> None:
+    """Raise ClaimRefused unless this person may pull from the queue."""
+    if not queue.is_active:
+        raise ClaimRefused(f"The queue {queue.name} is paused.")
+    if not can(user, STAGE_ACTIONS[queue.stage], queue.project):
+        raise ClaimRefused(
+            f"Your role in {queue.project.name} does not include {ItemStatus(queue.stage).label.lower()}."
+        )
+    if not queue.members.filter(pk=user.pk).exists():
+        raise ClaimRefused(f"You are not a member of the queue {queue.name}; a project admin can add you.")
+
+
+def _lock(qs, *, skip_locked: bool):
+    features = connection.features
+    if not features.has_select_for_update:
+        return qs  # SQLite: BEGIN IMMEDIATE already serialises writers
+    return qs.select_for_update(
+        skip_locked=skip_locked and features.has_select_for_update_skip_locked,
+        of=("self",) if features.has_select_for_update_of else (),
+    )
+
+
+def _lease_seconds(queue: ReviewQueue | None) -> int:
+    return queue.lease_seconds if queue is not None else DEFAULT_LEASE_SECONDS
+
+
+def _new_assignment(queue: ReviewQueue, item, *, assignee, by, now) -> Assignment:
+    return Assignment(
+        project_id=queue.project_id,
+        queue=queue,
+        stage=queue.stage,
+        assignee=assignee,
+        assigned_by=by,
+        status=A.ACTIVE,
+        leased_at=now,
+        lease_expires_at=now + dt.timedelta(seconds=_lease_seconds(queue)),
+        **Assignment.ref_for(item),
+    )
+
+
+def _sweep_lapsed(queue: ReviewQueue, column: str, item_ids, now) -> None:
+    Assignment.objects.filter(
+        **{f"{column}__in": item_ids}, stage=queue.stage, status=A.ACTIVE, lease_expires_at__lte=now
+    ).update(status=A.EXPIRED)
+
+
+def _round_holders(queue: ReviewQueue, column: str, items, now) -> dict[int, list[tuple[int, str]]]:
+    """item id → [(assignee id, status)] of this round's assignments that count for claims and assigns."""
+    rounds = {item.pk: item.submitted_at or _BEGINNING for item in items}
+    rows = Assignment.objects.filter(
+        **{f"{column}__in": list(rounds)},
+        stage=queue.stage,
+        status__in=[A.ACTIVE, A.COMPLETED, A.RELEASED],
+        leased_at__gte=min(rounds.values(), default=_BEGINNING),
+    ).values_list(column, "assignee_id", "status", "leased_at")
+    holders: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for item_id, assignee_id, status, leased_at in rows:
+        if leased_at >= rounds[item_id]:
+            holders[item_id].append((assignee_id, status))
+    return holders
+
+
+def _claim_locked(queue: ReviewQueue, item, user, now) -> Assignment:
+    """The item is locked: count again with fresh data, then take a slot or give up on this item."""
+    column = KIND_FIELDS[ItemKind(queue.item_kind)]
+    _sweep_lapsed(queue, column, [item.pk], now)
+    holders = _round_holders(queue, column, [item], now)[item.pk]
+    taken = sum(1 for _, status in holders if status != A.RELEASED)
+    if taken >= queue.overlap or any(assignee == user.pk for assignee, _ in holders):
+        raise _SlotGone
+    assignment = _new_assignment(queue, item, assignee=user, by=None, now=now)
+    assignment.save(force_insert=True)
+    return assignment
+
+
+def queue_claim_next(*, queue: ReviewQueue, user, now=None) -> Assignment | None:
+    """Lease the next item of the queue to this person, or None when nothing is left for them.
+
+    The oldest eligible item (by its latest submit, else its creation) that has a free slot, that
+    this person did not write (examining, revising) and did not already take in this round.
+    """
+    queue_claim_check(queue=queue, user=user)
+    passed: list[int] = []
+    skip_locked_works = connection.features.has_select_for_update_skip_locked
+    while True:
+        now_ = now or timezone.now()
+        try:
+            with transaction.atomic():
+                candidates = _candidates(queue, user, now_).exclude(pk__in=passed)
+                item = _lock(candidates, skip_locked=True).first()
+                if item is None and skip_locked_works:
+                    # Every candidate is locked by another claimer; one may still have a slot for us.
+                    item = _lock(candidates, skip_locked=False).first()
+                if item is None:
+                    return None
+                item.project = queue.project  # same project; spares item_url a query
+                assignment = _claim_locked(queue, item, user, now_)
+        except _SlotGone:
+            passed.append(item.pk)
+            continue
+        assignment.item_object = item
+        return assignment
+
+
+def project_claim_next(*, project: Project, user, now=None) -> Assignment | None:
+    """The next item from this person's queues in the project, highest priority first."""
+    queues = (
+        ReviewQueue.objects.filter(project=project, members=user, is_active=True)
+        .select_related("project")
+        .order_by("-priority", "name", "pk")
+    )
+    for queue in queues:
+        try:
+            assignment = queue_claim_next(queue=queue, user=user, now=now)
+        except ClaimRefused:
+            continue  # e.g. the role for that stage was taken away; the other queues still count
+        if assignment is not None:
+            return assignment
+    return None
+
+
+def _holder_only(assignment: Assignment, user, verb: str) -> None:
+    if assignment.assignee_id != user.pk:
+        raise LeaseError("not_holder", f"Only the person holding this lease can {verb} it.")
+
+
+def _not_active(assignment: Assignment) -> LeaseError:
+    state = AssignmentStatus(assignment.status).label.lower()
+    return LeaseError("not_active", f"This lease is already {state}.")
+
+
+def assignment_heartbeat(*, assignment: Assignment, user, now=None) -> Assignment:
+    """Renew the lease for another `lease_seconds` from now (only its holder, only while it is active).
+
+    A lease past its expiry that is still active is renewed too: whoever takes a lapsed lease's
+    slot first marks it expired under the item's lock, so "still active" means nobody has.
+    """
+    _holder_only(assignment, user, "renew")
+    now = now or timezone.now()
+    expires = now + dt.timedelta(seconds=_lease_seconds(assignment.queue))
+    if not Assignment.objects.filter(pk=assignment.pk, status=A.ACTIVE).update(
+        heartbeat_at=now, lease_expires_at=expires
+    ):
+        assignment.refresh_from_db()
+        if assignment.status == A.EXPIRED:
+            raise LeaseError("lease_expired", "This lease has expired; claim the item again if it is still free.")
+        raise _not_active(assignment)
+    assignment.heartbeat_at, assignment.lease_expires_at = now, expires
+    return assignment
+
+
+def assignment_release(*, assignment: Assignment, user, now=None) -> Assignment:
+    """Give the item back to the pool: its holder, or a project admin for anyone's lease."""
+    if assignment.assignee_id != user.pk and not can(user, Action.ADMINISTER, assignment.project):
+        raise LeaseError("not_holder", "Only the person holding this lease, or a project admin, can release it.")
+    if not Assignment.objects.filter(pk=assignment.pk, status=A.ACTIVE).update(status=A.RELEASED):
+        assignment.refresh_from_db()
+        raise _not_active(assignment)
+    assignment.status = A.RELEASED
+    return assignment
+
+
+def assignment_complete(
+    *, user, assignment: Assignment | None = None, item=None, stage: str | None = None, now=None
+) -> Assignment | None:
+    """Mark work done. Give either the lease (its holder completes it) or the item the person acted on.
+
+    The review workflow calls it with `item` (and the stage it acted at) when an examiner passes or
+    flags, a reviser resubmits, an annotator submits: that person's active lease on the item, if
+    any, becomes completed; None when they held none (an admin may act without a lease). A lease
+    that lapsed but was not taken over still counts: nobody else has the item, and the work is done.
+    """
+    now = now or timezone.now()
+    if (assignment is None) == (item is None):
+        raise TypeError("assignment_complete() takes either assignment= or item=")
+    if assignment is not None:
+        _holder_only(assignment, user, "complete")
+        if not Assignment.objects.filter(pk=assignment.pk, status=A.ACTIVE).update(
+            status=A.COMPLETED, completed_at=now
+        ):
+            assignment.refresh_from_db()
+            raise _not_active(assignment)
+        assignment.status, assignment.completed_at = A.COMPLETED, now
+        return assignment
+    rows = Assignment.objects.filter(**Assignment.ref_for(item), assignee=user, status=A.ACTIVE)
+    if stage is not None:
+        rows = rows.filter(stage=stage)
+    with transaction.atomic():
+        found = list(_lock(rows.order_by("pk"), skip_locked=False))
+        if not found:
+            return None
+        Assignment.objects.filter(pk__in=[a.pk for a in found]).update(status=A.COMPLETED, completed_at=now)
+    for a in found:
+        a.status, a.completed_at = A.COMPLETED, now
+    return found[0]
+
+
+def assignments_expire(*, now=None, batch: int = 1000) -> int:
+    """Mark active leases past their expiry as expired, so dashboards count them; returns how many.
+
+    Their items are already back in the pool (a lapsed lease takes no slot): this is bookkeeping,
+    safe to run at any time, any number of times, beside claims. Rows a claimer or a heartbeat has
+    locked are skipped (that claimer marks them itself), so the sweep never waits on, or deadlocks
+    with, a claim.
+    """
+    now = now or timezone.now()
+    done = 0
+    while True:
+        with transaction.atomic():
+            lapsed = Assignment.objects.filter(status=A.ACTIVE, lease_expires_at__lte=now).order_by("pk")
+            ids = list(_lock(lapsed, skip_locked=True).values_list("pk", flat=True)[:batch])
+            if not ids:
+                return done
+            done += Assignment.objects.filter(pk__in=ids, status=A.ACTIVE).update(status=A.EXPIRED)
+        if len(ids) < batch:
+            return done
+
+
+# --- admin assignment ---------------------------------------------------------------------------------
+
+
+@dataclass
+class AssignOutcome:
+    assigned: list[Assignment] = field(default_factory=list)
+    # (item id, or None for a lease that names no item of the queue; why it was not assigned), as asked.
+    refused: list[tuple[int | None, str]] = field(default_factory=list)
+
+
+def _item_ids(items: Iterable) -> list[int]:
+    ids = []
+    for item in items:
+        ids.append(item if isinstance(item, int) else item.pk)
+    return list(dict.fromkeys(ids))
+
+
+def _check_assignee(queue: ReviewQueue, assignee) -> None:
+    if not can(assignee, STAGE_ACTIONS[queue.stage], queue.project):
+        stage = ItemStatus(queue.stage).label.lower()
+        raise AssignRefused(f"{assignee.get_username()} has no role for {stage} in {queue.project.name}.")
+
+
+def _assign_locked(queue, ids, *, assignee, by, now, replacing: dict[int, Assignment] | None = None) -> AssignOutcome:
+    """Assign the items to `assignee` under their row locks, in id order (no deadlock between admins)."""
+    replacing = replacing or {}
+    kind = ItemKind(queue.item_kind)
+    column = KIND_FIELDS[kind]
+    model = kind_model(kind)
+    outcome = AssignOutcome()
+    locked = {
+        item.pk: item
+        for item in _lock(
+            model.objects.filter(project_id=queue.project_id, pk__in=ids).order_by("pk"), skip_locked=False
+        )
+    }
+    at_stage = set(model.objects.filter(stage_q(queue), pk__in=list(locked)).values_list("pk", flat=True))
+    _sweep_lapsed(queue, column, list(locked), now)
+    holders = _round_holders(queue, column, list(locked.values()), now)
+    stage_label = ItemStatus(queue.stage).label.lower()
+    new = []
+    for item_id in ids:
+        item = locked.get(item_id)
+        if item is None:
+            outcome.refused.append((item_id, f"No {kind.label} {item_id} in this project."))
+            continue
+        if item_id not in at_stage:
+            outcome.refused.append(
+                (item_id, f"It is {item.get_status_display().lower()}, not waiting for {stage_label}.")
+            )
+            continue
+        if queue.stage != S.ANNOTATING and item.author_id == assignee.pk:
+            outcome.refused.append(
+                (item_id, f"{assignee.get_username()} wrote it; reviewers never review their own work.")
+            )
+            continue
+        current = [(who, st) for who, st in holders.get(item_id, []) if st != A.RELEASED]
+        old = replacing.get(item_id)
+        if old is not None and (old.assignee_id, A.ACTIVE) in current:
+            current.remove((old.assignee_id, A.ACTIVE))  # the lease being handed on frees its slot
+        if any(who == assignee.pk for who, _ in current):
+            outcome.refused.append((item_id, f"{assignee.get_username()} already has it at this stage."))
+            continue
+        if len(current) >= queue.overlap:
+            outcome.refused.append((item_id, f"It already has {len(current)} of {queue.overlap} people."))
+            continue
+        new.append(_new_assignment(queue, item, assignee=assignee, by=by, now=now))
+    handed_on = [replacing[getattr(a, f"{column}_id")].pk for a in new if getattr(a, f"{column}_id") in replacing]
+    if handed_on:
+        Assignment.objects.filter(pk__in=handed_on, status=A.ACTIVE).update(status=A.RELEASED)
+    outcome.assigned = Assignment.objects.bulk_create(new)
+    return outcome
+
+
+def queue_assign_items(*, queue: ReviewQueue, items: Iterable, assignee, by, now=None) -> AssignOutcome:
+    """Assign items of the queue to one person (admins), one or many, by the rules claim-next follows.
+
+    Items that cannot go to this person (not at the stage, written by them, already theirs, or
+    already seen by `overlap` people) are listed in `refused` with the reason; the rest are assigned.
+    """
+    if not can(by, Action.ADMINISTER, queue.project):
+        raise PermissionDenied("Only project admins assign items.")
+    _check_assignee(queue, assignee)
+    ids = _item_ids(items)
+    now = now or timezone.now()
+    with transaction.atomic():
+        return _assign_locked(queue, ids, assignee=assignee, by=by, now=now)
+
+
+def queue_reassign(*, queue: ReviewQueue, assignments: Iterable[Assignment], assignee, by, now=None) -> AssignOutcome:
+    """Hand active leases of the queue to another person (admins); the old holders' leases are released.
+
+    A lease that cannot move (the new person wrote the item or already has it) stays where it is
+    and is listed in `refused` by item id.
+    """
+    if not can(by, Action.ADMINISTER, queue.project):
+        raise PermissionDenied("Only project admins reassign items.")
+    _check_assignee(queue, assignee)
+    now = now or timezone.now()
+    column = KIND_FIELDS[ItemKind(queue.item_kind)]
+    outcome = AssignOutcome()
+    with transaction.atomic():
+        wanted = [a.pk for a in assignments]
+        current = {
+            a.pk: a
+            for a in Assignment.objects.filter(pk__in=wanted, queue=queue, status=A.ACTIVE, item_kind=queue.item_kind)
+        }
+        replacing: dict[int, Assignment] = {}
+        for pk in wanted:
+            a = current.get(pk)
+            if a is None:
+                outcome.refused.append((None, f"Lease {pk} is not an active lease of this queue."))
+                continue
+            if a.assignee_id == assignee.pk:
+                outcome.refused.append((getattr(a, column + "_id"), f"{assignee.get_username()} already holds it."))
+                continue
+            replacing[getattr(a, column + "_id")] = a
+        moved = _assign_locked(queue, list(replacing), assignee=assignee, by=by, now=now, replacing=replacing)
+    outcome.assigned = moved.assigned
+    outcome.refused += moved.refused
+    return outcome
+
+
+# --- what the pages and the API show ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    depth: int  # items in the queue with a free slot
+    active: int  # live leases
+    expired: int  # leases that lapsed (swept or not yet)
+
+
+def queue_stats(*, queues: Iterable[ReviewQueue], now=None) -> dict[int, QueueStats]:
+    """Depth and leases of each queue: one query per item kind among them, and one for the leases."""
+    now = now or timezone.now()
+    queues = list(queues)
+    depth: dict[int, int] = {}
+    by_kind: dict[str, list[ReviewQueue]] = defaultdict(list)
+    for queue in queues:
+        by_kind[queue.item_kind].append(queue)
+    for kind, group in by_kind.items():
+        counts = {f"q{q.pk}": Count("pk", filter=open_q(q, now) & Q(project_id=q.project_id)) for q in group}
+        projects = {q.project_id for q in group}
+        depth.update(
+            {
+                int(k[1:]): v
+                for k, v in kind_model(kind).objects.filter(project_id__in=projects).aggregate(**counts).items()
+            }
+        )
+    leases = (
+        Assignment.objects.filter(queue__in=[q.pk for q in queues])
+        .values("queue")
+        .annotate(
+            active=Count("pk", filter=Q(status=A.ACTIVE, lease_expires_at__gt=now)),
+            expired=Count("pk", filter=Q(status=A.EXPIRED) | Q(status=A.ACTIVE, lease_expires_at__lte=now)),
+        )
+        .order_by()
+    )
+    by_queue = {row["queue"]: row for row in leases} if queues else {}
+    return {
+        q.pk: QueueStats(
+            depth=depth.get(q.pk, 0),
+            active=by_queue.get(q.pk, {}).get("active", 0),
+            expired=by_queue.get(q.pk, {}).get("expired", 0),
+        )
+        for q in queues
+    }
+
+
+def queues_for(*, project: Project, user):
+    """The queues a person sees: all of the project's for its admins, their own for members."""
+    queues = ReviewQueue.objects.filter(project=project).select_related("project")
+    if not can(user, Action.ADMINISTER, project):
+        queues = queues.filter(members=user)
+    return queues.order_by("-priority", "name", "pk")
+
+
+@dataclass
+class ItemRow:
+    item: object
+    url: str
+    holders: list[Assignment]
+    free: int
+
+
+def queue_item_rows(*, queue: ReviewQueue, limit: int = 100, now=None) -> tuple[list[ItemRow], int]:
+    """The queue's items, oldest first, with this round's holders; and how many there are in all."""
+    now = now or timezone.now()
+    column = KIND_FIELDS[ItemKind(queue.item_kind)]
+    items_qs = queue_items(queue)
+    total = items_qs.count()
+    items = list(items_qs.select_related("author").order_by(*_oldest_first())[:limit])
+    rounds = {item.pk: item.submitted_at or _BEGINNING for item in items}
+    held = (
+        Assignment.objects.filter(_holding(now), **{f"{column}__in": list(rounds)}, stage=queue.stage)
+        .select_related("assignee")
+        .order_by("leased_at", "pk")
+    )
+    holders: dict[int, list[Assignment]] = defaultdict(list)
+    for a in held:
+        item_id = getattr(a, f"{column}_id")
+        if a.leased_at >= rounds[item_id]:
+            holders[item_id].append(a)
+    rows = []
+    for item in items:
+        item.project = queue.project
+        mine = holders.get(item.pk, [])
+        rows.append(ItemRow(item=item, url=item_url(item), holders=mine, free=max(queue.overlap - len(mine), 0)))
+    return rows, total
+
+
+def queue_active_leases(*, queue: ReviewQueue, now=None, limit: int = 200) -> list[Assignment]:
+    now = now or timezone.now()
+    return list(
+        Assignment.objects.filter(queue=queue, status=A.ACTIVE, lease_expires_at__gt=now)
+        .select_related("assignee", "assigned_by")
+        .order_by("lease_expires_at", "pk")[:limit]
+    )
+
+
+def leases_of(*, project: Project, user, now=None) -> list[Assignment]:
+    """This person's live leases in the project, soonest to lapse first."""
+    now = now or timezone.now()
+    return list(
+        Assignment.objects.filter(project=project, assignee=user, status=A.ACTIVE, lease_expires_at__gt=now)
+        .select_related("queue")
+        .order_by("lease_expires_at", "pk")
+    )
