@@ -22,6 +22,8 @@
 //     delay: 800,                      ms after the last change before an autosave
 //     status: element,                 optional: gets "Saving…", "Saved · v8", "Not saved: …" and a
 //                                      data-state of idle | dirty | saving | saved | invalid | conflict | offline
+//     ready: () => true | "reason",    optional: anything but true holds the save back (the local copy
+//                                      is kept) and the status shows the reason, e.g. a half-typed pair
 //     unsent: () => boolean,           optional: true while the editor holds text it does not send yet
 //                                      (an unfinished new item); the local copy is then kept after a save
 //     onSaved(body, info),             info = {action: null | url} — after every 200
@@ -145,6 +147,11 @@
         return inflight.then(() => (generation > savedGeneration ? save() : true));
       }
       if (generation === savedGeneration) return Promise.resolve(true);
+      const ready = options.ready ? options.ready() : true;
+      if (ready !== true) {
+        show("waiting", "Not saved yet: " + ready);
+        return Promise.resolve(false);
+      }
       const sending = generation;
       const payload = options.collect("save");
       show("saving", "Saving…");

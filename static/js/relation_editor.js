@@ -154,6 +154,9 @@
       version: state.version,
       collect: () => ({ link: editing, question: $("rewrite-q").value, answer: $("rewrite-a").value }),
       storageKey: "vidqa:pair:" + config.pairId,
+      // A rewrite is both texts (or neither, to drop it): half of one waits in the tab.
+      ready: () => (!$("rewrite-q").value.trim() === !$("rewrite-a").value.trim()) ||
+        "a rewrite needs both the question and the answer",
       delay: 800,
       status: $("save-status"),
       onSaved: (body, info) => { if (!info.action) render(body, false); },

@@ -1,13 +1,14 @@
 """Headless Chromium edits a QA chain beside a real generated video: keyboard only, reload, conflicts."""
 
 import hashlib
+import re
 import shutil
 
 import pytest
 from django.core.files import File
 from playwright.sync_api import expect
 
-from annotator.models import ItemStatus, QAChain, QAPair
+from annotator.models import ChainPair, ItemStatus, QAChain, QAPair, Relation
 from tests import factories
 from videos.models import Clip, Video, VideoStatus
 from videos.synthetic import SceneSpec, make_scene_video
@@ -271,3 +272,55 @@ def test_two_browsers_the_later_save_gets_the_conflict_view_and_merges(live_serv
         assert page.evaluate("() => sessionStorage.getItem('vidqa:chain:' + VidQA.chainEditor.state.id)") is None
     finally:
         other_context.close()
+
+
+def test_relation_editor_accepts_rejects_and_rewrites_with_keys(live_server, page, setup):
+    project, people, video, chains = setup
+    QAChain.objects.filter(pk__in=[c.pk for c in chains]).update(status=ItemStatus.ACCEPTED)
+    cp = ChainPair.objects.create(
+        project=project, video=video, before_index=0, chain_before=chains[0], chain_after=chains[1]
+    )
+    later = chains[1].pairs.get(index=1)
+    first = Relation.objects.create(
+        chain_pair=cp, from_pair=chains[0].pairs.get(index=0), to_pair=later, relation_type="event", rationale="r1"
+    )
+    second = Relation.objects.create(
+        chain_pair=cp,
+        from_pair=chains[0].pairs.get(index=2),
+        to_pair=chains[1].pairs.get(index=2),
+        relation_type="action",
+        rationale="r2",
+    )
+    login(page, live_server, people["annotator"])
+    page.goto(f"{live_server.url}/p/{project.slug}/pairs/{cp.pk}/")
+    page.wait_for_function("() => window.VidQA && VidQA.relationEditor && VidQA.player")
+    expect(page.locator("#links > li").nth(0)).to_be_focused()
+    # The guideline of the link's type is beside the rewrite, with the original text.
+    expect(page.locator("#guideline")).to_contain_text("What happens next")
+    expect(page.locator("#original-q")).to_have_text(TURNS[1][0])
+
+    page.keyboard.press("e")
+    expect(page.locator("#rewrite-q")).to_be_focused()
+    page.keyboard.type("Knowing the test card before, why is she still showing it?")
+    page.keyboard.press("Tab")
+    page.keyboard.type("The camera is still warming up after the test card.")
+    page.keyboard.press("Escape")
+    expect(page.locator("#save-status")).to_have_text("Saved · v2")
+    page.keyboard.press("y")
+    expect(page.locator("#save-status")).to_have_text("Saved · v3")
+    expect(page.locator("#turns-after li").nth(1)).to_contain_text("Knowing the test card before")
+    page.keyboard.press("j")
+    page.keyboard.press("x")
+    expect(page.locator("#links > li").nth(1)).to_have_class(re.compile(r"\brejected\b"))
+
+    first.refresh_from_db()
+    second.refresh_from_db()
+    later.refresh_from_db()
+    assert (first.decision, second.decision) == ("accepted", "rejected")
+    assert (first.original_question, first.original_answer) == TURNS[1][:2]
+    assert later.question == "Knowing the test card before, why is she still showing it?"
+
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(lambda url: "/pairs/" not in url)
+    cp.refresh_from_db()
+    assert cp.status == ItemStatus.SUBMITTED
