@@ -1,6 +1,7 @@
 """Flagging a video unusable: reasons from the project's taxonomy, a note where the reason needs one."""
 
 import pytest
+from django.urls import reverse
 
 from tests import factories
 from videos.models import Video
@@ -68,3 +69,10 @@ def test_clear_removes_the_flag(video, people):
     video_clear_unusable(video=video)
     stored = Video.objects.get(pk=video.pk)
     assert (stored.unusable_reason, stored.unusable_note, stored.unusable_by) == ("", "", None)
+
+
+def test_the_video_list_shows_the_flag(client, video, people):
+    video_flag_unusable(video=video, reason="incomplete_subtitles", note="stops at 3:00", user=people["annotator"])
+    client.force_login(people["admin"])
+    html = client.get(reverse("videos:list", args=[video.project.slug])).content.decode()
+    assert 'data-unusable="incomplete_subtitles"' in html and "stops at 3:00" in html
