@@ -10,5 +10,6 @@ urlpatterns = [
     path("api/", include("api.urls")),
     path("", include("videos.urls")),
     path("", include("annotator.urls")),
+    path("", include("reviewer.urls")),
     path("", include("studio.urls")),
 ]

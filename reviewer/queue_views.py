@@ -1,0 +1,349 @@
+"""Review queue screens: the list (depth, leases, claim next), a queue's settings, items and bulk assignment.
+
+Admins define queues and assign; members pull the next item with `n` and land on its editor.
+Every view authorises before it reads (projects.permissions); the services check the rules again.
+"""
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotator.models import ItemStatus
+from projects.permissions import Action, can, get_project_or_404
+
+from .models import Assignment, ItemKind, ReviewQueue
+from .queues import (
+    AssignRefused,
+    ClaimRefused,
+    LeaseError,
+    assignment_release,
+    item_path,
+    item_url,
+    leases_of,
+    people_for_stage,
+    project_claim_next,
+    queue_active_leases,
+    queue_assign_items,
+    queue_claim_next,
+    queue_create,
+    queue_item_rows,
+    queue_reassign,
+    queue_stats,
+    queue_update,
+    queues_for,
+)
+
+ITEMS_SHOWN = 100
+STAGES = [(S.value, S.label) for S in (ItemStatus.ANNOTATING, ItemStatus.EXAMINING, ItemStatus.REVISING)]
+FILTER_FIELDS = ("categories", "duration_groups", "score_min", "score_max", "video_ids")
+_MODEL_FIELDS = ("name", "stage", "item_kind", "priority", "overlap", "is_active")
+
+
+class QueueForm(forms.Form):
+    """A queue's settings as people type them; the services decide what is valid."""
+
+    name = forms.CharField(max_length=120)
+    stage = forms.ChoiceField(choices=STAGES, initial=ItemStatus.EXAMINING)
+    item_kind = forms.ChoiceField(label="Items", choices=ItemKind.choices, initial=ItemKind.MCQ)
+    categories = forms.CharField(
+        required=False,
+        help_text="MCQs only: category codes or task names, comma-separated (e.g. E2O, S2A). Empty: all.",
+    )
+    duration_groups = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, help_text="By the (first) video's duration. None: all."
+    )
+    score_min = forms.IntegerField(label="Judge score from", required=False, min_value=0, max_value=100)
+    score_max = forms.IntegerField(label="Judge score up to", required=False, min_value=0, max_value=100)
+    video_ids = forms.CharField(
+        label="Videos",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Video names or ids, separated by commas or new lines. Empty: every video.",
+    )
+    members = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
+    priority = forms.IntegerField(initial=0, help_text="Higher first when someone claims across queues.")
+    overlap = forms.IntegerField(initial=1, min_value=1, max_value=20, help_text="How many people see each item.")
+    lease_minutes = forms.IntegerField(
+        label="Lease (minutes)", initial=30, min_value=1, max_value=24 * 60, help_text="Renewed while the page is open."
+    )
+    is_active = forms.BooleanField(label="Active (members can claim)", required=False, initial=True)
+
+    def __init__(self, *args, project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.project = project
+        self.fields["duration_groups"].choices = [
+            (str(g["name"]), f"{g['name']}: ({g['low']}, {g['high']}] s") for g in project.taxonomy("duration_groups")
+        ]
+        people = {}
+        for membership in project.memberships.select_related("user").order_by("user__username", "role"):
+            people.setdefault(membership.user, []).append(membership.get_role_display().lower())
+        self.people = {str(user.pk): user for user in people}
+        self.fields["members"].choices = [
+            (str(user.pk), f"{user.get_username()} ({', '.join(roles)})") for user, roles in people.items()
+        ]
+
+    @classmethod
+    def for_queue(cls, queue: ReviewQueue, data=None):
+        f = queue.filters or {}
+        initial = {name: getattr(queue, name) for name in _MODEL_FIELDS}
+        initial.update(
+            lease_minutes=max(queue.lease_seconds // 60, 1),
+            categories=", ".join(f.get("categories", [])),
+            duration_groups=[str(g) for g in f.get("duration_groups", [])],
+            score_min=f.get("score_min"),
+            score_max=f.get("score_max"),
+            video_ids=", ".join(str(v) for v in f.get("video_ids", [])),
+            members=[str(pk) for pk in queue.members.values_list("pk", flat=True)],
+        )
+        return cls(data, project=queue.project, initial=initial)
+
+    def clean_video_ids(self):
+        tokens = [t for t in self.cleaned_data["video_ids"].replace(",", "\n").split() if t]
+        ids = [int(t) for t in tokens if t.isdecimal()]
+        names = [t for t in tokens if not t.isdecimal()]
+        if names:
+            found = dict(self.project.videos.filter(name__in=names).values_list("name", "pk"))
+            missing = [n for n in names if n not in found]
+            if missing:
+                raise ValidationError(f"No video named {', '.join(missing)} in this project.")
+            ids += found.values()
+        return ids
+
+    def service_fields(self) -> dict:
+        data = self.cleaned_data
+        categories = [c.strip() for c in data["categories"].split(",") if c.strip()]
+        filters = {
+            "categories": categories,
+            "duration_groups": data["duration_groups"],
+            "score_min": data["score_min"],
+            "score_max": data["score_max"],
+            "video_ids": data["video_ids"],
+        }
+        fields = {name: data[name] for name in _MODEL_FIELDS}
+        fields.update(
+            filters={k: v for k, v in filters.items() if v not in (None, [], "")},
+            lease_seconds=data["lease_minutes"] * 60,
+            members=[self.people[pk] for pk in data["members"]],
+        )
+        return fields
+
+    def add_service_errors(self, exc: ValidationError) -> None:
+        for key, errors in exc.message_dict.items():
+            field = "lease_minutes" if key == "lease_seconds" else key
+            self.add_error(field if field in self.fields else None, errors)
+
+
+def _queue_or_404(project, queue_id) -> ReviewQueue:
+    queue = get_object_or_404(ReviewQueue, pk=queue_id, project=project)
+    queue.project = project
+    return queue
+
+
+def _save_queue(request, form: QueueForm, queue: ReviewQueue | None):
+    """Create or update through the services; their refusals become form errors, the input is kept."""
+    if not form.is_valid():
+        return None
+    try:
+        if queue is None:
+            return queue_create(project=form.project, by=request.user, **form.service_fields())
+        return queue_update(queue=queue, by=request.user, **form.service_fields())
+    except ValidationError as exc:
+        form.add_service_errors(exc)
+        return None
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def queue_list(request, slug):
+    """GET: the queues you see, with depth and leases, and your own leases. POST (admins): a new queue."""
+    project = get_project_or_404(request.user, slug)
+    is_admin = can(request.user, Action.ADMINISTER, project)
+    form = None
+    if is_admin:
+        form = QueueForm(request.POST if request.method == "POST" else None, project=project)
+        if request.method == "POST":
+            queue = _save_queue(request, form, None)
+            if queue is not None:
+                messages.success(request, f"Queue {queue.name} created.")
+                return redirect("reviewer:queue_detail", slug=slug, queue_id=queue.pk)
+    elif request.method == "POST":
+        raise PermissionDenied("Only project admins define queues.")
+    queues = list(queues_for(project=project, user=request.user))
+    for queue in queues:
+        queue.project = project
+    stats = queue_stats(queues=queues)
+    mine = set(ReviewQueue.members.through.objects.filter(user=request.user).values_list("reviewqueue_id", flat=True))
+    rows = [(queue, stats[queue.pk], queue.pk in mine) for queue in queues]
+    leases = [
+        (lease, item_path(kind=lease.item_kind, item_id=_item_id(lease), slug=slug), _item_id(lease))
+        for lease in leases_of(project=project, user=request.user)
+    ]
+    return render(
+        request,
+        "reviewer/queues.html",
+        {
+            "project": project,
+            "rows": rows,
+            "leases": leases,
+            "is_admin": is_admin,
+            "form": form,
+            "may_claim": bool(mine & {q.pk for q in queues if q.is_active}),
+        },
+    )
+
+
+def _item_id(assignment: Assignment) -> int:
+    return assignment.qa_chain_id or assignment.chain_pair_id or assignment.mcq_id
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def queue_detail(request, slug, queue_id):
+    """A queue for its admins: settings (POST saves them), depth, items with holders, active leases."""
+    project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+    queue = _queue_or_404(project, queue_id)
+    form = QueueForm.for_queue(queue, request.POST if request.method == "POST" else None)
+    if request.method == "POST":
+        if _save_queue(request, form, queue) is not None:
+            messages.success(request, f"Queue {queue.name} saved.")
+            return redirect("reviewer:queue_detail", slug=slug, queue_id=queue.pk)
+        queue.refresh_from_db()  # show the stored settings beside the refused input
+        queue.project = project
+    rows, total = queue_item_rows(queue=queue, limit=ITEMS_SHOWN)
+    return render(
+        request,
+        "reviewer/queue_detail.html",
+        {
+            "project": project,
+            "queue": queue,
+            "form": form,
+            "stats": queue_stats(queues=[queue])[queue.pk],
+            "rows": rows,
+            "total": total,
+            "leases": [
+                (lease, item_path(kind=lease.item_kind, item_id=_item_id(lease), slug=slug), _item_id(lease))
+                for lease in queue_active_leases(queue=queue)
+            ],
+            "people": list(people_for_stage(project=project, stage=queue.stage)),
+            "stage_label": ItemStatus(queue.stage).label.lower(),
+        },
+    )
+
+
+def _assignee(request, project, queue):
+    raw = request.POST.get("assignee", "")
+    people = people_for_stage(project=project, stage=queue.stage)
+    return people.filter(pk=raw).first() if raw.isdecimal() else None
+
+
+def _report(request, outcome, assignee, verb: str) -> None:
+    if outcome.assigned:
+        n = len(outcome.assigned)
+        messages.success(request, f"{verb} {n} item{'s' if n != 1 else ''} to {assignee.get_username()}.")
+    if outcome.refused:
+        reasons = "; ".join(f"#{item_id}: {why}" if item_id else why for item_id, why in outcome.refused)
+        messages.error(request, f"Not {verb.lower()}: {reasons}")
+
+
+@login_required
+@require_POST
+def queue_assign(request, slug, queue_id):
+    """Assign the ticked items to one person (admins)."""
+    project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+    queue = _queue_or_404(project, queue_id)
+    ids = [int(v) for v in request.POST.getlist("item") if v.isdecimal()]
+    assignee = _assignee(request, project, queue)
+    if not ids or assignee is None:
+        messages.error(request, "Tick at least one item and choose who gets them.")
+    else:
+        try:
+            outcome = queue_assign_items(queue=queue, items=ids, assignee=assignee, by=request.user)
+        except AssignRefused as exc:
+            messages.error(request, str(exc))
+        else:
+            _report(request, outcome, assignee, "Assigned")
+    return redirect("reviewer:queue_detail", slug=slug, queue_id=queue.pk)
+
+
+@login_required
+@require_POST
+def queue_leases(request, slug, queue_id):
+    """Reassign the ticked active leases to another person, or release them (admins)."""
+    project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+    queue = _queue_or_404(project, queue_id)
+    ids = [int(v) for v in request.POST.getlist("lease") if v.isdecimal()]
+    leases = list(Assignment.objects.filter(pk__in=ids, queue=queue).select_related("project"))
+    if not leases:
+        messages.error(request, "Tick at least one lease.")
+    elif request.POST.get("action") == "release":
+        released = 0
+        for lease in leases:
+            try:
+                assignment_release(assignment=lease, user=request.user)
+                released += 1
+            except LeaseError as exc:
+                messages.error(request, f"Lease {lease.pk}: {exc}")
+        if released:
+            messages.success(request, f"Released {released} lease{'s' if released != 1 else ''}; the items are free.")
+    else:
+        assignee = _assignee(request, project, queue)
+        if assignee is None:
+            messages.error(request, "Choose who gets the ticked leases.")
+        else:
+            try:
+                outcome = queue_reassign(queue=queue, assignments=leases, assignee=assignee, by=request.user)
+            except AssignRefused as exc:
+                messages.error(request, str(exc))
+            else:
+                _report(request, outcome, assignee, "Reassigned")
+    return redirect("reviewer:queue_detail", slug=slug, queue_id=queue.pk)
+
+
+def _claimed(request, project, assignment, where: str):
+    if assignment is None:
+        messages.info(request, f"Nothing is waiting for you in {where}.")
+        return redirect("reviewer:queues", slug=project.slug)
+    return redirect(item_url(assignment.item_object))
+
+
+@login_required
+@require_POST
+def queue_claim(request, slug, queue_id):
+    """Lease the next item of one queue and open it."""
+    project = get_project_or_404(request.user, slug)
+    queue = _queue_or_404(project, queue_id)
+    try:
+        assignment = queue_claim_next(queue=queue, user=request.user)
+    except ClaimRefused as exc:
+        messages.error(request, str(exc))
+        return redirect("reviewer:queues", slug=slug)
+    return _claimed(request, project, assignment, queue.name)
+
+
+@login_required
+@require_POST
+def claim_next(request, slug):
+    """Lease the next item from your queues, highest priority first, and open it (key `n`)."""
+    project = get_project_or_404(request.user, slug)
+    return _claimed(request, project, project_claim_next(project=project, user=request.user), "your queues")
+
+
+@login_required
+@require_POST
+def lease_release(request, slug, assignment_id):
+    """Give your lease back (admins: anyone's)."""
+    project = get_project_or_404(request.user, slug)
+    lease = get_object_or_404(Assignment, pk=assignment_id, project=project)
+    lease.project = project
+    try:
+        assignment_release(assignment=lease, user=request.user)
+    except LeaseError as exc:
+        if exc.code == "not_holder":
+            raise PermissionDenied(str(exc)) from exc
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Lease released; the item is back in its queue.")
+    return redirect("reviewer:queues", slug=slug)
