@@ -197,7 +197,7 @@ def question_without_span(question: str, start: int | None, end: int | None) -> 
     text = left + (" " if _needs_space(left, right) else "") + right
     text = re.sub(rf"[{re.escape(_JOINERS)}](?:\s*[{re.escape(_JOINERS)}])+", lambda m: m.group(0)[0], text)
     text = re.sub(rf"\s+(?=[{re.escape(_CLOSERS)}])", "", text)
-    text = re.sub(rf"[{re.escape(_JOINERS)}]+(?=[{re.escape(_ENDERS)}]|$)", "", text)
+    text = re.sub(rf"[{re.escape(_JOINERS)}]+(?=[{re.escape(_ENDERS)}]|\Z)", "", text)
     text = re.sub(rf"^[\s{re.escape(_JOINERS)}]+", "", text)
     text = re.sub(r"[ \t]{2,}", " ", text).strip()
     opens = not before.strip().strip(_JOINERS).strip()

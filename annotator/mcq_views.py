@@ -39,6 +39,7 @@ from .mcqs import (
     MCQInvalid,
     MCQNotEditable,
     MCQNotReady,
+    NothingToUndo,
     category_choices,
     mcq_create,
     mcq_findings,
@@ -47,6 +48,7 @@ from .mcqs import (
     mcq_save,
     mcq_state,
     mcq_submit,
+    mcq_undo,
 )
 from .models import MCQ, ItemStatus, MCQVideo, VideoRole
 
@@ -245,6 +247,7 @@ def mcq_editor(request, slug, mcq_id):
         "urls": {
             "save": reverse("annotator:mcq_save", args=[slug, mcq.pk]),
             "submit": reverse("annotator:mcq_submit", args=[slug, mcq.pk]),
+            "undo": reverse("annotator:mcq_undo", args=[slug, mcq.pk]),
             "next": reverse("annotator:mcq_next", args=[slug]) + f"?after={mcq.pk}",
             "editor": reverse("annotator:mcq_editor", args=[slug, mcq.pk]),
         },
@@ -316,7 +319,8 @@ def mcq_save_view(request, slug, mcq_id):
     except MCQNotEditable as exc:
         return _json_error(str(exc), 409, conflict=False)
     except MCQInvalid as exc:
-        return _json_error(str(exc), 422, errors=exc.errors)
+        errors = [{"field": field, "message": m} for field, found in exc.errors.items() for m in found]
+        return _json_error(str(exc), 422, errors=errors)
     return JsonResponse({**saved.state, "warnings": _findings(saved.warnings), "blockers": _findings(saved.blockers)})
 
 
@@ -340,6 +344,38 @@ def _conflict(exc: StaleVersion, *, project, yours: dict) -> JsonResponse:
         "Your text is kept: compare and merge."
     )
     return _json_error(message, 409, conflict=True, theirs=theirs, yours=yours)
+
+
+@login_required
+@require_POST
+def mcq_undo_view(request, slug, mcq_id):
+    """POST JSON {version}: the content of the version before comes back as a new version."""
+    project, mcq = _mcq_or_404(request, slug, mcq_id)
+    if not may_edit(request.user, project, mcq):
+        return _json_error(_why_not_editable(request.user, project, mcq), 403)
+    try:
+        version = _json_body(request).get("version")
+    except ValueError as exc:
+        return _json_error(str(exc), 400)
+    if not isinstance(version, int) or isinstance(version, bool):
+        return _json_error("Say which version you are undoing (`version`).", 400)
+    try:
+        saved = mcq_undo(mcq=mcq, user=request.user, expected_version=version)
+    except StaleVersion as exc:
+        return _conflict(exc, project=project, yours={"version": version})
+    except (NothingToUndo, MCQNotEditable) as exc:
+        return _json_error(str(exc), 409, conflict=False)
+    except MCQInvalid as exc:
+        errors = [{"field": field, "message": m} for field, found in exc.errors.items() for m in found]
+        return _json_error(f"That version cannot come back: {exc}", 422, errors=errors)
+    return JsonResponse(
+        {
+            **saved.state,
+            "warnings": _findings(saved.warnings),
+            "blockers": _findings(saved.blockers),
+            "restored_version": saved.restored_version,
+        }
+    )
 
 
 @login_required

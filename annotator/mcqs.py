@@ -8,6 +8,7 @@ work is what `mcq_submit` refuses, listing every blocker (annotator.mcq_checks).
 """
 
 import math
+import re
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -27,6 +28,9 @@ OPTION_MAX_CHARS = 1000
 MAX_MOMENTS = 50
 MAX_VIDEOS = 10
 LEVEL_MAX_CHARS = 20
+# History reasons: rows a save rewrote ("mcq:v7"), and an undo's restored version ("undo:5").
+VERSION_TAG = "mcq:v"
+UNDO_REASON = re.compile(r"^undo:(\d+)$")
 
 
 class MCQInvalid(ValueError):
@@ -39,6 +43,10 @@ class MCQInvalid(ValueError):
 
 class MCQNotEditable(Exception):
     """The item has moved on in the workflow (submitted, under review, accepted)."""
+
+
+class NothingToUndo(Exception):
+    """No earlier version whose content is recorded."""
 
 
 class MCQNotReady(Exception):
@@ -55,6 +63,7 @@ class MCQSaved:
     state: dict
     warnings: list[mcq_checks.Finding]
     blockers: list[mcq_checks.Finding]
+    restored_version: int | None = None
 
 
 # --- the project's vocabulary --------------------------------------------------------------------
@@ -359,6 +368,14 @@ def _history_user(user):
     return user if getattr(user, "is_authenticated", False) else None
 
 
+def _delete_tagged(rows, *, tag: str, user) -> None:
+    # One by one (a handful per item) so each deletion's history record carries the version.
+    for row in rows:
+        row._change_reason = tag
+        row._history_user = _history_user(user)
+        row.delete()
+
+
 def mcq_create(*, project: Project, videos: list[tuple[Video, str]], user) -> MCQ:
     """A new, empty MCQ over `videos` ([(video, role)] in order), started by `user`."""
     errors: dict = {}
@@ -410,12 +427,14 @@ def mcq_save(
     level: str | None = None,
     videos: list[dict] | None = None,
     moments: list[dict] | None = None,
+    reason: str = "",
 ) -> MCQSaved:
     """Save everything the editor holds in one version-checked write.
 
     `videos` ([{video_id, role, order}]) and `moments` ([{video_id, time_s, frame_index}]) replace
     what is stored; None keeps it. A blank `question_wo_referring_query` is derived from the
-    question and the span. Raises StaleVersion (someone saved since `expected_version`),
+    question and the span. `reason` goes into the history record (undo marks what it restored).
+    Raises StaleVersion (someone saved since `expected_version`),
     MCQNotEditable or MCQInvalid; writes nothing then.
     """
     project = mcq.project
@@ -475,6 +494,34 @@ def mcq_save(
         locked.options = cleaned_options
         locked.correct_index = correct
         locked.category, locked.level, locked.task_group = category, level, group
+        # Rows rewritten by this save carry its version in their history, so undo can replay them.
+        tag = f"{VERSION_TAG}{locked.version}"
+        old_videos = [(link.video_id, link.role) for link in links]
+        if videos is not None and old_videos != [(v.pk, role) for v, role in new_videos]:
+            # Deleted first: (mcq, order) and (mcq, video) are unique, and the new order may swap them.
+            _delete_tagged(links, tag=tag, user=user)
+            bulk_create_with_history(
+                [MCQVideo(mcq=locked, video=v, role=role, order=i) for i, (v, role) in enumerate(new_videos)],
+                MCQVideo,
+                default_user=_history_user(user),
+                default_change_reason=tag,
+            )
+        if moments is not None:
+            current = list(locked.moments.order_by("order", "time_s", "pk"))
+            if [(m.video_id, m.time_s, m.frame_index) for m in current] != [(v.pk, t, f) for v, t, f in new_moments]:
+                _delete_tagged(current, tag=tag, user=user)
+                bulk_create_with_history(
+                    [
+                        ReferredMoment(mcq=locked, video=v, time_s=t, frame_index=f, order=k)
+                        for k, (v, t, f) in enumerate(new_moments)
+                    ],
+                    ReferredMoment,
+                    default_user=_history_user(user),
+                    default_change_reason=tag,
+                )
+        if reason:
+            locked._change_reason = reason
+        locked._history_user = _history_user(user)
         locked.save(
             update_fields=[
                 "question",
@@ -490,27 +537,6 @@ def mcq_save(
                 "updated_at",
             ]
         )
-        old_videos = [(link.video_id, link.role) for link in links]
-        if videos is not None and old_videos != [(v.pk, role) for v, role in new_videos]:
-            # Deleted first: (mcq, order) and (mcq, video) are unique, and the new order may swap them.
-            locked.mcq_videos.all().delete()
-            bulk_create_with_history(
-                [MCQVideo(mcq=locked, video=v, role=role, order=i) for i, (v, role) in enumerate(new_videos)],
-                MCQVideo,
-                default_user=_history_user(user),
-            )
-        if moments is not None:
-            old = [(m.video_id, m.time_s, m.frame_index) for m in locked.moments.order_by("order", "time_s", "pk")]
-            if old != [(v.pk, t, f) for v, t, f in new_moments]:
-                locked.moments.all().delete()
-                bulk_create_with_history(
-                    [
-                        ReferredMoment(mcq=locked, video=v, time_s=t, frame_index=f, order=k)
-                        for k, (v, t, f) in enumerate(new_moments)
-                    ],
-                    ReferredMoment,
-                    default_user=_history_user(user),
-                )
         if locked.status == ItemStatus.DRAFT:
             # The first human save takes a machine draft into annotation.
             item_transition(item=locked, to_status=ItemStatus.ANNOTATING, actor=user)
@@ -522,6 +548,66 @@ def mcq_save(
     for name in ("version", "status", "human_edited", "author_id", "updated_at"):
         setattr(mcq, name, getattr(locked, name))
     return MCQSaved(mcq=locked, state=state, warnings=warnings, blockers=blockers)
+
+
+def _children_at(model, *, mcq_id: int, version: int) -> list:
+    """The rows of `model` (videos or moments) an MCQ had at `version`: its history replayed up to
+    the first rewrite by a later save."""
+    rows: dict[int, object] = {}
+    for record in model.history.filter(mcq_id=mcq_id).order_by("history_date", "history_id"):
+        reason = record.history_change_reason or ""
+        if reason.startswith(VERSION_TAG) and int(reason[len(VERSION_TAG) :]) > version:
+            break
+        if record.history_type == "-":
+            rows.pop(record.id, None)
+        else:
+            rows[record.id] = record
+    return sorted(rows.values(), key=lambda r: (r.order, getattr(r, "time_s", 0), r.id))
+
+
+def _undo_target(mcq: MCQ) -> int:
+    """One version back, or one before the version the latest undo restored."""
+    record = (
+        MCQ.history.filter(id=mcq.pk, version=mcq.version, history_change_reason__startswith="undo:")
+        .order_by("-history_date", "-history_id")
+        .first()
+    )
+    match = UNDO_REASON.match(record.history_change_reason) if record else None
+    return (int(match.group(1)) if match else mcq.version) - 1
+
+
+def mcq_undo(*, mcq: MCQ, user, expected_version: int) -> MCQSaved:
+    """Bring back the content of the version before this one, as a new version (undo again walks
+    further back). Raises NothingToUndo, or what mcq_save raises."""
+    target = _undo_target(MCQ.objects.get(pk=mcq.pk))
+    record = (
+        MCQ.history.filter(id=mcq.pk, version=target).order_by("-history_date", "-history_id").first()
+        if target >= 1
+        else None
+    )
+    if record is None:
+        raise NothingToUndo("There is no earlier version of this MCQ to go back to.")
+    links = _children_at(MCQVideo, mcq_id=mcq.pk, version=target)
+    moments = _children_at(ReferredMoment, mcq_id=mcq.pk, version=target)
+    saved = mcq_save(
+        mcq=mcq,
+        expected_version=expected_version,
+        user=user,
+        question=record.question,
+        referring_start=record.referring_start,
+        referring_end=record.referring_end,
+        question_wo_referring_query=record.question_wo_referring_query,
+        options=list(record.options or []),
+        correct_index=record.correct_index,
+        category=record.category,
+        level=record.level,
+        # A version whose videos history never saw (rows older than history) keeps today's.
+        videos=[{"video_id": r.video_id, "role": r.role, "order": r.order} for r in links] or None,
+        moments=[{"video_id": m.video_id, "time_s": m.time_s} for m in moments],
+        reason=f"undo:{target}",
+    )
+    saved.restored_version = target
+    return saved
 
 
 def mcq_submit(*, mcq: MCQ, user, expected_version: int | None = None) -> Transition:

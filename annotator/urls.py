@@ -62,6 +62,7 @@ urlpatterns += [
     path("p/<slug:slug>/mcqs/next/", mcq_views.mcq_next_view, name="mcq_next"),
     path("p/<slug:slug>/mcqs/<int:mcq_id>/", mcq_views.mcq_editor, name="mcq_editor"),
     path("p/<slug:slug>/mcqs/<int:mcq_id>/save/", mcq_views.mcq_save_view, name="mcq_save"),
+    path("p/<slug:slug>/mcqs/<int:mcq_id>/undo/", mcq_views.mcq_undo_view, name="mcq_undo"),
     path("p/<slug:slug>/mcqs/<int:mcq_id>/submit/", mcq_views.mcq_submit_view, name="mcq_submit"),
     path("p/<slug:slug>/videos/<int:video_id>/unusable/", mcq_views.video_unusable, name="video_unusable"),
 ]

@@ -332,6 +332,7 @@
       warnings: $("#mcq-warnings"),
       findingsEmpty: $("#mcq-findings-empty"),
       submit: $("#mcq-submit"),
+      undo: $("#mcq-undo"),
       next: $("#mcq-next"),
       message: $("#mcq-message"),
       saveState: $("#mcq-save-state"),
@@ -840,6 +841,24 @@
       });
     }
 
+    // Undo asks the server for the previous version's content, saved as a new version.
+    function undo() {
+      if (!editable || !doc) return;
+      doc.send(config.urls.undo, {}).then((body) => {
+        if (!body) return;
+        replaceState(body);
+        renderFindings({ warnings: body.warnings, blockers: body.blockers });
+        doc.showSaved();
+        say("Undone: back to the content of version " + body.restored_version + " (saved as version " + body.version + ").", "ok");
+      });
+    }
+    function replaceState(s) {
+      Object.assign(state, copyState(s));
+      woEdited = !!state.question_wo_referring_query &&
+        state.question_wo_referring_query !== questionWithoutSpan(state.question, state.referring_start, state.referring_end);
+      render();
+    }
+
     // Read the refusal of a submit: the server's blockers are shown, the content stays saved.
     function onSubmitRefused(body) {
       if (body.blockers) {
@@ -997,6 +1016,7 @@
     el.stamp.addEventListener("click", stamp);
     if (el.addVideoButton) el.addVideoButton.addEventListener("click", addVideo);
     el.submit.addEventListener("click", submit);
+    el.undo.addEventListener("click", undo);
     // Leaving for the next item or another video: save first (the local copy covers a failure).
     document.addEventListener("click", (event) => {
       const a = event.target.closest && event.target.closest("#mcq-next, .mcq-video-switcher a");
@@ -1024,6 +1044,7 @@
       keys.register("s", "Stamp the current moment (time and frame)", stamp);
       for (let i = 1; i <= 5; i++) keys.register(String(i), "Option " + i + " is the correct one", () => setCorrect(i - 1));
       keys.register("Ctrl+Enter", "Submit the MCQ", submit);
+      keys.register("Ctrl+z", "Undo: back to the previous saved version (in a text box: undo typing)", undo);
       keys.register("Alt+r", "Mark the referring query while typing in the question", markReferring);
     }
 

@@ -145,8 +145,9 @@ def test_content_that_cannot_be_saved_gets_422_with_field_messages(client, peopl
     response = post_json(client, save_url(mcq), payload(video, correct_index=7, options=list("abcdef")))
     assert response.status_code == 422
     errors = response.json()["errors"]
-    assert "at most 5 options" in errors["options"][0]
-    assert "must be one of options 1–6" in errors["correct_index"][0]
+    assert [e["field"] for e in errors] == ["options", "correct_index"]
+    assert "at most 5 options" in errors[0]["message"]
+    assert "must be one of options 1–6" in errors[1]["message"]
     assert MCQ.objects.get(pk=mcq.pk).version == 1
 
 
@@ -199,6 +200,25 @@ def test_submit_of_a_stale_version_is_a_conflict(client, people, mcq, video):
     response = post_json(client, submit_url(mcq), {"version": 1})
     assert response.status_code == 409 and response.json()["theirs"]["version"] == 2
     assert MCQ.objects.get(pk=mcq.pk).status == ItemStatus.ANNOTATING
+
+
+# --- undo ----------------------------------------------------------------------------------------
+
+
+def test_undo_answers_with_the_restored_state(client, people, mcq, video):
+    client.force_login(people["annotator"])
+    url = reverse("annotator:mcq_undo", args=[mcq.project.slug, mcq.pk])
+    response = post_json(client, url, {"version": 1})
+    assert response.status_code == 409 and response.json()["conflict"] is False
+    assert "no earlier version" in response.json()["error"]
+    post_json(client, save_url(mcq), payload(video))
+    response = post_json(client, url, {"version": 2})
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["version"], body["restored_version"], body["question"]) == (3, 1, "")
+    assert post_json(client, url, {"version": 2}).status_code == 409  # stale
+    client.force_login(people["examiner"])
+    assert post_json(client, url, {"version": 3}).status_code == 403
 
 
 # --- list, new, next -----------------------------------------------------------------------------

@@ -7,11 +7,13 @@ from annotator.mcqs import (
     MCQInvalid,
     MCQNotEditable,
     MCQNotReady,
+    NothingToUndo,
     category_choices,
     mcq_create,
     mcq_next,
     mcq_save,
     mcq_submit,
+    mcq_undo,
 )
 from annotator.models import MCQ, ItemStatus, MCQVideo, Origin, ReferredMoment, VideoRole
 from projects.models import ProjectKind
@@ -389,3 +391,47 @@ def test_next_item_wraps_round_and_skips_unusable_videos(project, video):
     assert flagged.pk > items[2].pk and done.pk > items[2].pk
     only = factories.ProjectFactory()
     assert mcq_next(project=only, statuses=editable) is None
+
+
+# --- undo ----------------------------------------------------------------------------------------
+
+
+def test_undo_brings_back_the_previous_version_and_walks_further_back(mcq, people, video):
+    user = people["annotator"]
+    save(mcq, user, video)  # v2
+    save(
+        mcq,
+        user,
+        video,
+        question="When the pan tips over, what spills?",
+        referring_start=0,
+        referring_end=21,
+        options=["Soup", "Rice", "Oil", "Milk"],
+        moments=[{"video_id": video.pk, "time_s": 40.0}, {"video_id": video.pk, "time_s": 41.0}],
+    )  # v3
+    undone = mcq_undo(mcq=mcq, user=user, expected_version=3)
+    assert undone.restored_version == 2 and undone.mcq.version == 4
+    assert undone.mcq.question == QUESTION and undone.mcq.options == ["Red", "Green", "Brown", "White"]
+    assert list(undone.mcq.moments.values_list("time_s", "frame_index")) == [(12.5, 312)]
+    # Undo again: the version before the one just restored, the empty start.
+    again = mcq_undo(mcq=mcq, user=user, expected_version=4)
+    assert again.restored_version == 1 and again.mcq.version == 5
+    assert again.mcq.question == "" and again.mcq.options == ["", "", "", ""] and not again.mcq.moments.exists()
+    assert again.mcq.mcq_videos.count() == 1  # the videos it always had
+    with pytest.raises(NothingToUndo):
+        mcq_undo(mcq=mcq, user=user, expected_version=5)
+
+
+def test_undo_of_the_first_human_save_brings_back_the_machine_draft(project, people, video):
+    draft = factories.MCQFactory(project=project, status=ItemStatus.DRAFT, origin=Origin.MACHINE, video=video)
+    ReferredMoment.objects.create(mcq=draft, video=video, time_s=5.0, frame_index=125)
+    save(draft, people["annotator"], video, question="When the chef lifts the pan, what is in it?", moments=[])
+    undone = mcq_undo(mcq=draft, user=people["annotator"], expected_version=2)
+    assert undone.mcq.question == "When the chef lifts the pan, what colour is the sauce?"
+    assert list(undone.mcq.moments.values_list("time_s", flat=True)) == [5.0]
+
+
+def test_undo_checks_the_version_like_a_save(mcq, people, video):
+    save(mcq, people["annotator"], video)
+    with pytest.raises(StaleVersion):
+        mcq_undo(mcq=mcq, user=people["annotator"], expected_version=1)

@@ -195,6 +195,13 @@ def test_marking_in_the_highlighted_preview_and_editing_around_the_span(live_ser
     expect(page.locator("#mcq-wo")).to_have_value("Look: What colour is the background?")
     wait_saved(page)
     assert MCQ.objects.get(pk=mcq.pk).question_wo_referring_query == "Look: What colour is the background?"
+    # Ctrl+z outside a text box brings back the version before: the hand-written text.
+    page.locator("h1").click()
+    page.keyboard.press("Control+z")
+    expect(page.locator("#mcq-wo")).to_have_value("Which colour is the background?")
+    expect(page.locator("#mcq-wo-mode")).to_have_text("(edited by hand)")
+    expect(page.locator("#mcq-message")).to_contain_text("Undone")
+    assert MCQ.objects.get(pk=mcq.pk).question_wo_referring_query == "Which colour is the background?"
 
 
 def test_a_conflict_shows_both_versions_and_the_merge_loses_nothing(live_server, page, setup):
