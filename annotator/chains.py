@@ -500,6 +500,10 @@ def chain_submit(*, chain: QAChain, user, expected_version: int):
             pairs=[{"id": p.pk, "question": p.question, "answer": p.answer, "skill": p.skill} for p in pairs],
             existing_ids={p.pk for p in pairs},
         )
+        if locked.author_id is None and getattr(user, "is_authenticated", False):
+            # Submitting a machine draft as it stands vouches for it: the submitter is its author
+            # (so they do not examine it themselves).
+            QAChain.objects.filter(pk=locked.pk).update(author=user)
         result = item_submit(item=locked, user=user)
     chain.refresh_from_db()
     return result

@@ -217,4 +217,6 @@ def chain_pair_submit(*, chain_pair: ChainPair, user, expected_version: int):
                 f"{open_links} link{'s are' if open_links > 1 else ' is'} still a candidate: accept or reject "
                 f"{'them' if open_links > 1 else 'it'} first."
             )
+        if locked.author_id is None and getattr(user, "is_authenticated", False):
+            ChainPair.objects.filter(pk=locked.pk).update(author=user)  # vouching for a draft as it stands
         return item_submit(item=locked, user=user)

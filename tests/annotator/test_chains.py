@@ -213,6 +213,7 @@ def test_submit_checks_version_and_content(chain, people):
     chain_submit(chain=chain, user=people["annotator"], expected_version=1)
     chain.refresh_from_db()
     assert chain.status == ItemStatus.SUBMITTED and chain.submitted_at
+    assert chain.author == people["annotator"]  # a draft submitted as it stands: the submitter vouches for it
     with pytest.raises(ChainNotEditable):
         chain_submit(chain=chain, user=people["annotator"], expected_version=1)
 
