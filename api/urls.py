@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import auth, curation, errors, ingest, jobs, media_data, projects, videos
+from . import auth, curation, errors, ingest, jobs, media_data, projects, queues, videos
 from .method_routing import route_methods
 
 app_name = "api"
@@ -59,6 +59,29 @@ urlpatterns = [
     path("projects/<slug:slug>/jobs/", jobs.JobListApi.as_view(), name="job-list"),
     path("projects/<slug:slug>/jobs/<int:job_id>/", jobs.JobDetailApi.as_view(), name="job-detail"),
     path("projects/<slug:slug>/jobs/<int:job_id>/retry/", jobs.JobRetryApi.as_view(), name="job-retry"),
+    path("projects/<slug:slug>/queues/", queues.QueueListApi.as_view(), name="queue-list"),
+    path("projects/<slug:slug>/queues/<int:queue_id>/claim/", queues.QueueClaimApi.as_view(), name="queue-claim"),
+    path("projects/<slug:slug>/queues/<int:queue_id>/assign/", queues.QueueAssignApi.as_view(), name="queue-assign"),
+    path(
+        "projects/<slug:slug>/assignments/<int:assignment_id>/heartbeat/",
+        queues.AssignmentHeartbeatApi.as_view(),
+        name="assignment-heartbeat",
+    ),
+    path(
+        "projects/<slug:slug>/assignments/<int:assignment_id>/release/",
+        queues.AssignmentReleaseApi.as_view(),
+        name="assignment-release",
+    ),
+    path(
+        "projects/<slug:slug>/assignments/<int:assignment_id>/complete/",
+        queues.AssignmentCompleteApi.as_view(),
+        name="assignment-complete",
+    ),
+    path(
+        "projects/<slug:slug>/assignments/<int:assignment_id>/reassign/",
+        queues.AssignmentReassignApi.as_view(),
+        name="assignment-reassign",
+    ),
     # Schema and docs are public: they describe the API, not anyone's data.
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),

@@ -672,7 +672,7 @@ def _assign_locked(queue, ids, *, assignee, by, now, replacing: dict[int, Assign
             continue
         if item_id not in at_stage:
             outcome.refused.append(
-                (item_id, f"It is {item.get_status_display().lower()}, not waiting for {stage_label}.")
+                (item_id, f"Its status is {item.get_status_display().lower()}, not one waiting for {stage_label}.")
             )
             continue
         if queue.stage != S.ANNOTATING and item.author_id == assignee.pk:

@@ -388,7 +388,7 @@ def test_bulk_assign_assigns_what_it_may_and_says_why_not_for_the_rest(project, 
     reasons = dict(outcome.refused)
     assert "reviewers never review their own work" in reasons[written.pk]
     assert reasons[full.pk] == "It already has 1 of 1 people."
-    assert reasons[accepted.pk] == "It is accepted, not waiting for examining."
+    assert reasons[accepted.pk] == "Its status is accepted, not one waiting for examining."
     assert reasons[foreign.pk] == f"No MCQ {foreign.pk} in this project."
     again = queue_assign_items(queue=queue, items=[ok], assignee=examiners[0], by=people["admin"])
     assert again.refused == [(ok.pk, "ex0 already has it at this stage.")]
