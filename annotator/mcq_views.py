@@ -451,7 +451,13 @@ def video_unusable(request, slug, video_id):
     if request.htmx:
         context = unusable_form_context(video=video, user=request.user, project=project)
         context.update(
-            {"unusable_error": error, "unusable_done": done, "unusable_note_value": request.POST.get("note", "")}
+            {
+                "unusable_error": error,
+                "unusable_done": done,
+                "unusable_note_value": request.POST.get("note", ""),
+                # The page the form sits on, not this endpoint: a later plain submit returns there.
+                "unusable_next": request.POST.get("next", ""),
+            }
         )
         # 200 either way: htmx swaps only successful answers, and the fragment shows the refusal.
         response = render(request, "annotator/mcq_editor.html#unusable_form", context)

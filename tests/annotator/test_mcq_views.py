@@ -334,9 +334,13 @@ def test_an_annotator_flags_and_only_an_admin_clears(client, people, video, mcq)
 
 def test_flag_refusals_are_shown_and_change_nothing(client, people, video):
     client.force_login(people["annotator"])
-    response = client.post(unusable_url(video), {"reason": "other", "note": ""}, HTTP_HX_REQUEST="true")
+    response = client.post(
+        unusable_url(video), {"reason": "other", "note": "", "next": "/p/x/mcqs/1/"}, HTTP_HX_REQUEST="true"
+    )
     assert response.status_code == 200
     assert "Say in the note" in response.content.decode()
+    # The form comes back pointing at the page it sits on, not at this endpoint.
+    assert 'name="next" value="/p/x/mcqs/1/"' in response.content.decode()
     assert Video.objects.get(pk=video.pk).unusable_reason == ""
     assert "HX-Trigger" not in response
 

@@ -160,6 +160,12 @@ def test_an_mcq_is_written_beside_the_player_and_submitted(live_server, page, se
     assert event.actor == people["annotator"] and event.from_status == ItemStatus.ANNOTATING
     expect(page.locator("#mcq-question")).to_have_attribute("readonly", "")
 
+    # n opens the next item waiting for annotation.
+    following = mcq_create(project=mcq.project, videos=[(video, VideoRole.MAIN)], user=people["admin"])
+    page.locator("h1").click()
+    page.keyboard.press("n")
+    page.wait_for_url(f"**/mcqs/{following.pk}/")
+
 
 def test_marking_in_the_highlighted_preview_and_editing_around_the_span(live_server, page, setup):
     _, people, _, mcq = setup
