@@ -43,6 +43,7 @@ from annotator.mcqs import VERSION_TAG as MCQ_VERSION_TAG
 from annotator.models import (
     MCQ,
     ChainPair,
+    ItemStatus,
     MCQVideo,
     Origin,
     QAChain,
@@ -199,6 +200,10 @@ class ContentVersion:
     reasons: tuple[str, ...]
     content: dict
     current: bool = False
+
+    @property
+    def status_label(self) -> str:
+        return ItemStatus(self.status).label if self.status in ItemStatus.values else self.status
 
     @property
     def reason_labels(self) -> list[str]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Avg, Count, Exists, OuterRef, Q
 
 from annotator.models import MCQ, ChainPair, ItemStatus, QAChain, QAPair
 from jobs.models import BackgroundJob, JobStatus
@@ -517,3 +518,84 @@ def _extra_template_ensure(*, project: Project, kind: str) -> None:
     except ValidationError:
         # A concurrent first use made it at the same moment; the call finds that one either way.
         log.info("default %s template created concurrently", key)
+
+
+# --- reads ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScoreFilters:
+    """What the score list is narrowed to; every field optional."""
+
+    kind: str = ""
+    passed: bool | None = None
+    overall_min: int | None = None
+    overall_max: int | None = None
+    dimension: str = ""
+    dimension_max: int | None = None
+    latest_only: bool = True
+    order: str = "newest"  # newest | lowest | highest
+
+
+SCORE_ORDERS = {"newest": ("-created_at", "-pk"), "lowest": ("overall", "-pk"), "highest": ("-overall", "-pk")}
+
+
+def scores_for(*, project: Project, filters: ScoreFilters):
+    """The project's judge scores, filtered; items and their videos loaded for the list (no N+1)."""
+    scores = QualityScore.objects.filter(project=project)
+    if filters.kind:
+        scores = scores.filter(item_kind=filters.kind)
+    if filters.passed is not None:
+        scores = scores.filter(passed=filters.passed)
+    if filters.overall_min is not None:
+        scores = scores.filter(overall__gte=filters.overall_min)
+    if filters.overall_max is not None:
+        scores = scores.filter(overall__lte=filters.overall_max)
+    if filters.dimension and filters.dimension_max is not None:
+        scores = scores.filter(**{f"dimensions__{filters.dimension}__lte": filters.dimension_max})
+    if filters.latest_only:
+        # Exactly one of the three item columns is set on a row, so one OR finds the same item.
+        newer = QualityScore.objects.filter(
+            Q(qa_chain=OuterRef("qa_chain")) | Q(mcq=OuterRef("mcq")) | Q(chain_pair=OuterRef("chain_pair")),
+            pk__gt=OuterRef("pk"),
+        )
+        scores = scores.exclude(Exists(newer))
+    return (
+        scores.select_related("qa_chain__clip__video", "chain_pair__video", "mcq")
+        .defer("qa_chain__clip__video__probe", "chain_pair__video__probe", "qa_chain__machine_draft")
+        .order_by(*SCORE_ORDERS.get(filters.order, SCORE_ORDERS["newest"]))
+    )
+
+
+def score_summary(scores) -> dict:
+    return scores.order_by().aggregate(
+        count=Count("pk"), passed=Count("pk", filter=Q(passed=True)), mean=Avg("overall")
+    )
+
+
+def item_scores(*, item, limit: int = 20) -> list[QualityScore]:
+    return list(QualityScore.objects.filter(**ItemRef.ref_for(item)).order_by("-created_at", "-pk")[:limit])
+
+
+def judge_job_latest(*, item) -> BackgroundJob | None:
+    return (
+        BackgroundJob.objects.filter(kind=JUDGE_TASK, target_type=type(item)._meta.label_lower, target_id=item.pk)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+def gate_waiting_counts(*, project: Project) -> dict[str, int]:
+    """Submitted items per kind (what the judge or the gate still has to move on)."""
+    return {
+        kind.value: model.objects.filter(project=project, status=ItemStatus.SUBMITTED).count()
+        for kind, model in MODELS.items()
+    }
+
+
+def judge_jobs_failed(*, project: Project, limit: int = 10) -> list[BackgroundJob]:
+    return list(
+        BackgroundJob.objects.filter(project=project, kind=JUDGE_TASK, status=JobStatus.FAILED).order_by("-created_at")[
+            :limit
+        ]
+    )

@@ -15,3 +15,16 @@ urlpatterns = [
     path("p/<slug:slug>/queues/<int:queue_id>/leases/", queue_views.queue_leases, name="queue_leases"),
     path("p/<slug:slug>/leases/<int:assignment_id>/release/", queue_views.lease_release, name="lease_release"),
 ]
+
+# --- quality gate and history (issue 5: the LLM judge's scores, content versions and revert) ---
+from . import gate_views, history_views  # noqa: E402 - each block imports its own views
+
+urlpatterns += [
+    path("p/<slug:slug>/scores/", gate_views.score_list, name="score_list"),
+    path("p/<slug:slug>/scores/waiting/", gate_views.gate_waiting_view, name="gate_waiting"),
+    path("p/<slug:slug>/scores/<int:score_id>/call/", gate_views.score_call, name="score_call"),
+    path("p/<slug:slug>/scores/<str:kind>/<int:item_id>/", gate_views.item_scores_view, name="item_scores"),
+    path("p/<slug:slug>/scores/<str:kind>/<int:item_id>/judge/", gate_views.item_judge_again, name="item_judge"),
+    path("p/<slug:slug>/history/<str:kind>/<int:item_id>/", history_views.item_history_page, name="item_history"),
+    path("p/<slug:slug>/history/<str:kind>/<int:item_id>/revert/", history_views.item_revert_view, name="item_revert"),
+]
