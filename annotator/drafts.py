@@ -16,9 +16,9 @@ Rules every step keeps:
   cannot be sampled) is recorded with its reason and its LLM call; the other items go on.
 
 Items run in parallel as a small pipeline: preparation (database reads, ffmpeg frame sampling) runs
-ahead on about one thread per core, while up to LLM_CONCURRENCY threads wait on the model, so the
-endpoint never idles while frames are cut. The LLM layer also limits requests per endpoint across
-processes.
+a little ahead on its own threads, while LLM_CONCURRENCY requests (the per-endpoint limit the LLM
+layer enforces across processes) wait on the model, so the endpoint never idles while frames are cut
+or drafts are written.
 """
 
 from __future__ import annotations
@@ -324,13 +324,18 @@ def _run_items(
         finally:
             _close_thread_connections()
 
+    # Preparing is mostly short ffmpeg processes: a few more than cores keeps frames coming when other
+    # processes compete for the CPU, and the bounded queue keeps them from running far ahead.
     preparers = [
         threading.Thread(target=preparer, name=f"draft-prepare-{i}", daemon=True)
-        for i in range(max(1, min(os.cpu_count() or 1, concurrency, len(items))))
+        for i in range(max(1, min(2 * (os.cpu_count() or 1), concurrency, len(items))))
     ]
+    # One thread more than the requests allowed in flight: while a thread records its answer and writes
+    # its draft, the spare one's request already takes the freed slot. The LLM layer's per-endpoint
+    # semaphore still caps requests in flight at `concurrency`.
     drafters = [
         threading.Thread(target=drafter, name=f"draft-llm-{i}", daemon=True)
-        for i in range(min(concurrency, len(items)))
+        for i in range(min(concurrency + 1, len(items)))
     ]
     try:
         for thread in preparers + drafters:
