@@ -300,6 +300,40 @@ def test_a_second_run_adds_nothing_and_asks_the_model_nothing(project, video, fa
     assert again["options"].result["total"] == 0  # the MCQ has its options now
 
 
+def test_a_run_over_the_demo_project_fills_the_gaps_and_leaves_the_rest_alone(fake):
+    from demo.services import demo_project_load
+
+    project = demo_project_load(force=True).project
+    kept_models = (QAChain, QAPair, ChainPair, Relation, MCQ, MCQVideo, SeedQuestion, VideoDescription)
+    before = {m.__name__: list(m.objects.order_by("pk").values()) for m in kept_models}
+    tasks_without_machine_seeds = {t["task"] for t in project.taxonomy("tasks")} - {
+        "event recognition",
+        "temporal querying",
+    }
+
+    summaries = {step: draft_step_run(project=project, step=step) for step in DRAFT_STEPS}
+
+    assert {step: s.failed for step, s in summaries.items()} == dict.fromkeys(DRAFT_STEPS, [])
+    # Everything the demo held (accepted, submitted, annotating and untouched draft work alike) is unchanged.
+    for m in kept_models:
+        old = before[m.__name__]
+        assert list(m.objects.filter(pk__in=[r["id"] for r in old]).order_by("pk").values()) == old, m.__name__
+    # What was missing got drafted: chains and chain pairs of the two short videos, descriptions by the
+    # default model, seeds for tasks without machine seeds, MCQs for the tasks with kept seeds, options.
+    chains = summaries["chains"]
+    assert (chains.created, chains.skipped_existing, chains.skipped_human) == (4, 4, 4)
+    assert (summaries["relations"].created, summaries["relations"].skipped_human) == (2, 3)
+    assert summaries["descriptions"].created == 3 * 4
+    assert summaries["seeds"].created == 3 * len(tasks_without_machine_seeds)
+    assert summaries["mcqs"].created == 3 * 2  # scene recognition and event recognition, on 3 videos
+    assert summaries["options"].created == 6
+    # And a second run adds nothing.
+    counts, requests = snapshot(), len(fake.requests())
+    for step in DRAFT_STEPS:
+        assert draft_step_run(project=project, step=step).created == 0
+    assert snapshot() == counts and len(fake.requests()) == requests
+
+
 def _updated_stamps():
     return [m.objects.aggregate(latest=Max("updated_at"))["latest"] for m in (QAChain, ChainPair, MCQ, Relation)]
 
