@@ -468,17 +468,43 @@ def _round_holders(queue: ReviewQueue, column: str, items, now) -> dict[int, lis
     return holders
 
 
-def _claim_locked(queue: ReviewQueue, item, user, now) -> Assignment:
-    """The item is locked: count again with fresh data, then take a slot or give up on this item."""
+def _claim_locked(queue: ReviewQueue, items: list, user, now) -> tuple[Assignment, object]:
+    """The items are locked: count their slots again with fresh data and take the first free one.
+
+    Raises _SlotGone when every one of them turned out full (or already this person's).
+    """
     column = KIND_FIELDS[ItemKind(queue.item_kind)]
-    _sweep_lapsed(queue, column, [item.pk], now)
-    holders = _round_holders(queue, column, [item], now)[item.pk]
-    taken = sum(1 for _, status in holders if status != A.RELEASED)
-    if taken >= queue.overlap or any(assignee == user.pk for assignee, _ in holders):
-        raise _SlotGone
-    assignment = _new_assignment(queue, item, assignee=user, by=None, now=now)
-    assignment.save(force_insert=True)
-    return assignment
+    rounds = {item.pk: item.submitted_at or _BEGINNING for item in items}
+    this_round = Assignment.objects.filter(
+        **{f"{column}__in": list(rounds)},
+        stage=queue.stage,
+        status__in=[A.ACTIVE, A.COMPLETED, A.RELEASED],
+        leased_at__gte=min(rounds.values()),
+    )
+    fields = (column, "assignee_id", "status", "lease_expires_at", "leased_at")
+    rows = list(this_round.values_list(*fields))
+    if any(status == A.ACTIVE and expires <= now for _, _, status, expires, _ in rows):
+        # A lapsed lease gives its slot up here, under the item's lock. The UPDATE checks the
+        # expiry again itself, so a heartbeat that renewed the lease meanwhile keeps it alive.
+        _sweep_lapsed(queue, column, list(rounds), now)
+        rows = list(this_round.values_list(*fields))
+    holders: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for item_id, assignee, status, _, leased_at in rows:
+        if leased_at >= rounds[item_id]:
+            holders[item_id].append((assignee, status))
+    for item in items:
+        mine = holders[item.pk]
+        taken = sum(1 for _, status in mine if status != A.RELEASED)
+        if taken < queue.overlap and all(assignee != user.pk for assignee, _ in mine):
+            assignment = _new_assignment(queue, item, assignee=user, by=None, now=now)
+            assignment.save(force_insert=True)
+            return assignment, item
+    raise _SlotGone
+
+
+# All a claim reads of the item; a narrow row keeps the sort of the candidates cheap.
+_CLAIM_FIELDS = ("pk", "project_id", "status", "author_id", "submitted_at")
+CLAIM_BATCH = 4
 
 
 def queue_claim_next(*, queue: ReviewQueue, user, now=None) -> Assignment | None:
@@ -494,18 +520,22 @@ def queue_claim_next(*, queue: ReviewQueue, user, now=None) -> Assignment | None
         now_ = now or timezone.now()
         try:
             with transaction.atomic():
-                candidates = _candidates(queue, user, now_).exclude(pk__in=passed)
-                item = _lock(candidates, skip_locked=True).first()
-                if item is None and skip_locked_works:
+                candidates = _candidates(queue, user, now_).only(*_CLAIM_FIELDS)
+                if passed:
+                    candidates = candidates.exclude(pk__in=passed)
+                # A few at once: the one that looked free may have filled up since the query's
+                # snapshot, and a fresh query for the next costs as much as this one.
+                items = list(_lock(candidates, skip_locked=True)[:CLAIM_BATCH])
+                if not items and skip_locked_works:
                     # Every candidate is locked by another claimer; one may still have a slot for us.
-                    item = _lock(candidates, skip_locked=False).first()
-                if item is None:
+                    items = list(_lock(candidates, skip_locked=False)[:1])
+                if not items:
                     return None
-                item.project = queue.project  # same project; spares item_url a query
-                assignment = _claim_locked(queue, item, user, now_)
+                assignment, item = _claim_locked(queue, items, user, now_)
         except _SlotGone:
-            passed.append(item.pk)
+            passed += [item.pk for item in items]
             continue
+        item.project = queue.project  # same project; spares item_url a query
         assignment.item_object = item
         return assignment
 
