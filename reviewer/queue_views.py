@@ -67,7 +67,11 @@ class QueueForm(forms.Form):
     priority = forms.IntegerField(initial=0, help_text="Higher first when someone claims across queues.")
     overlap = forms.IntegerField(initial=1, min_value=1, max_value=20, help_text="How many people see each item.")
     lease_minutes = forms.IntegerField(
-        label="Lease (minutes)", initial=30, min_value=1, max_value=24 * 60, help_text="Renewed while the page is open."
+        label="Lease (minutes)",
+        initial=30,
+        min_value=1,
+        max_value=24 * 60,
+        help_text="A lease lapses unless renewed by a heartbeat; its item then returns to the queue.",
     )
     is_active = forms.BooleanField(label="Active (members can claim)", required=False, initial=True)
 

@@ -10,8 +10,8 @@ Which item statuses a stage's queue holds (`stage_q`):
 | stage      | items                                                                                   |
 |------------|-----------------------------------------------------------------------------------------|
 | annotating | draft, annotating (claim-next passes over an item someone else has started writing)     |
-| examining  | scored, examining; submitted too when the item does not wait for the LLM judge (relations |
-|            | of a chain pair and MCQs, or any item when the project's quality gate is off)          |
+| examining  | scored, examining; submitted too when the item does not wait for the LLM judge (the      |
+|            | project's gate is off or does not cover the kind: reviewer.quality_gate.gate_applies)   |
 | revising   | flagged; revising when it got there from flagged (or an admin reopened it); an item the |
 |            | judge sent back is its author's to fix and belongs to no queue                          |
 
@@ -120,8 +120,11 @@ def _latest_score(item_kind: str):
 
 
 def _waits_for_judge(queue: ReviewQueue) -> bool:
-    """A submitted QA chain goes to the judge first when the project's gate is on."""
-    return queue.item_kind == ItemKind.QA_CHAIN and queue.project.judge_enabled
+    """A submitted item goes to the LLM judge first when the project's gate covers its kind."""
+    # Imported here: the gate may come to complete leases (assignment_complete) from this module.
+    from .quality_gate import gate_applies
+
+    return gate_applies(project=queue.project, kind=queue.item_kind)
 
 
 def stage_q(queue: ReviewQueue) -> Q:

@@ -218,3 +218,19 @@ def test_people_give_back_their_own_leases_only(client, project, people, queue, 
     assert "This lease is already released." in _messages(response)
     client.force_login(people["outsider"])
     assert client.post(url).status_code == 404
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_pressing_n_claims_the_next_item_and_opens_it(page, live_server, project, people, queue):
+    mcq = _mcq(project)
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", people["examiner"].username)
+    page.fill("input[name=password]", factories.PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)
+    page.goto(f"{live_server.url}{_url('queues', project)}")
+    page.keyboard.press("n")
+    page.wait_for_url(f"{live_server.url}/p/{project.slug}/mcqs/{mcq.pk}/")
+    lease = Assignment.objects.get()
+    assert (lease.mcq_id, lease.assignee_id, lease.status) == (mcq.pk, people["examiner"].pk, AssignmentStatus.ACTIVE)
