@@ -24,8 +24,9 @@ TASKS = [
 
 
 @pytest.fixture(autouse=True)
-def _no_worker(monkeypatch, settings):
-    monkeypatch.setattr("jobs.services.current_app.send_task", lambda name, args: type("R", (), {"id": "x"})())
+def _no_worker(request, monkeypatch, settings):
+    if request.node.get_closest_marker("worker") is None:  # the worker test sends its job for real
+        monkeypatch.setattr("jobs.services.current_app.send_task", lambda name, args: type("R", (), {"id": "x"})())
     settings.LLM_CONCURRENCY = 1
 
 
@@ -370,3 +371,39 @@ def test_curate_seeds_with_the_keyboard_alone(live_server, page):
         "Where is the stream filmed?": "proposed",
         "What happens at the start?": "kept",
     }
+
+
+# --- Through the real worker ------------------------------------------------------------------------
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_run_started_in_the_browser_is_drafted_by_the_worker(
+    client, settings, celery_worker_process, fake_openai_shared, tmp_path
+):
+    import time
+
+    settings.MEDIA_ROOT = celery_worker_process.extra["media_root"]  # the worker reads the same files
+    project = factories.ProjectFactory(slug="worker-drafts", frames_per_clip=2)
+    client.force_login(factories.people_for(project)["admin"])
+    path = tmp_path / "two.mp4"
+    make_scene_video(path, [SceneSpec(2.0), SceneSpec(2.0)], width=160, height=90)
+    video = video_import(project=project, source=path, filename="two.mp4", process=False)
+    video.status = VideoStatus.READY
+    video.save(update_fields=["status"])
+    for i in range(2):
+        Clip.objects.create(video=video, index=i, start_s=2.0 * i, end_s=2.0 * i + 2.0)
+
+    client.post(
+        reverse("annotator:draft_start", args=[project.slug]), {"step": "chains", "scope": "video", "video": video.pk}
+    )
+
+    job = BackgroundJob.objects.get(kind="annotator.draft_chains")
+    deadline = time.monotonic() + 90
+    while not job.is_finished and time.monotonic() < deadline:
+        time.sleep(0.25)
+        job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED, f"{job.error}\n{celery_worker_process.log_tail()}"
+    assert job.result["created"] == 2 and job.progress_done == job.progress_total == 2
+    assert QAChain.objects.filter(clip__video=video, status="draft").count() == 2
+    assert len(fake_openai_shared.requests(match=f"vidqa:qa_chain:project-{project.pk}")) == 2
