@@ -44,6 +44,7 @@ ASSIGNMENT_ID = OpenApiParameter(
 )
 NO_SUCH_QUEUE = "No such queue in this project."
 NO_SUCH_LEASE = "No such lease in this project."
+_LEASE_RELATED = ("assignee", "assigned_by", "queue")
 _LEASE_CODES = {"not_holder": "not_lease_holder", "not_active": "lease_not_active", "lease_expired": "lease_expired"}
 
 _STAGES = "`annotating`, `examining` or `revising`"
@@ -79,9 +80,6 @@ def _lease_or_404(user, slug: str, assignment_id: int) -> Assignment:
         raise exceptions.NotFound(NO_SUCH_LEASE)
     lease.project = project
     return lease
-
-
-_LEASE_RELATED = ("assignee", "assigned_by", "queue")
 
 
 def _lease_refused(exc: LeaseError) -> Response:
@@ -289,7 +287,6 @@ class QueueClaimApi(ApiAuthMixin, APIView):
             return Response(error_body(code="claim_refused", message=str(exc)), status=status.HTTP_403_FORBIDDEN)
         if lease is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        lease.assignee = request.user
         return Response(_lease_payload(lease, view=self), status=status.HTTP_201_CREATED)
 
 

@@ -455,7 +455,7 @@ def _sweep_lapsed(queue: ReviewQueue, column: str, item_ids, now) -> None:
     ).update(status=A.EXPIRED)
 
 
-def _round_holders(queue: ReviewQueue, column: str, items, now) -> dict[int, list[tuple[int, str]]]:
+def _round_holders(queue: ReviewQueue, column: str, items) -> dict[int, list[tuple[int, str]]]:
     """item id → [(assignee id, status)] of this round's assignments that count for claims and assigns."""
     rounds = {item.pk: item.submitted_at or _BEGINNING for item in items}
     rows = Assignment.objects.filter(
@@ -695,7 +695,7 @@ def _assign_locked(queue, ids, *, assignee, by, now, replacing: dict[int, Assign
     }
     at_stage = set(model.objects.filter(stage_q(queue), pk__in=list(locked)).values_list("pk", flat=True))
     _sweep_lapsed(queue, column, list(locked), now)
-    holders = _round_holders(queue, column, list(locked.values()), now)
+    holders = _round_holders(queue, column, list(locked.values()))
     stage_label = ItemStatus(queue.stage).label.lower()
     new = []
     for item_id in ids:
