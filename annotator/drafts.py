@@ -76,6 +76,7 @@ DEFAULT_SEED_COUNT = 5
 DEFAULT_MCQ_COUNT = 1
 DEFAULT_DISTRACTORS = 3
 PROGRESS_EVERY_S = 0.5
+LIST_LIMIT = 500  # failed, skipped and warned items listed in a job's result
 
 LANGUAGES = {
     "en": "English",
@@ -197,9 +198,13 @@ class DraftSummary:
             "items_created": self.items_created,
             "skipped_human": self.skipped_human,
             "skipped_existing": self.skipped_existing,
-            "skipped": self.skipped,
-            "failed": self.failed,
-            "warnings": self.warnings,
+            # Lists are cut at LIST_LIMIT (an endpoint down for 10,000 clips); the counts stay exact.
+            "skipped_count": len(self.skipped),
+            "failed_count": len(self.failed),
+            "warnings_count": len(self.warnings),
+            "skipped": self.skipped[:LIST_LIMIT],
+            "failed": self.failed[:LIST_LIMIT],
+            "warnings": self.warnings[:LIST_LIMIT],
             **({"counts": self.counts} if self.counts else {}),
             "excluded_videos": self.excluded_videos,
             # The calls this run made: their ids bound an admin list of exactly these calls.

@@ -669,3 +669,17 @@ def test_items_are_drafted_in_parallel_up_to_the_concurrency(scene_file, fake_op
     # Each chain got its own clip's answer, whichever thread drafted it.
     for chain in QAChain.objects.select_related("clip"):
         assert chain.pairs.get(index=0).question.startswith(f"clip at {chain.clip.start_s:g}:")
+
+
+def test_long_lists_in_a_result_are_cut_but_the_counts_stay_exact():
+    from annotator.drafts import FAILED, LIST_LIMIT, DraftSummary, ItemResult
+
+    summary = DraftSummary(step="chains")
+    for n in range(LIST_LIMIT + 100):
+        summary.record(f"clip {n}", {"clip": n}, ItemResult(FAILED, reason="HTTP 503"))
+
+    result = summary.as_json()
+
+    assert result["failed_count"] == LIST_LIMIT + 100 and len(result["failed"]) == LIST_LIMIT
+    assert result["failed"][0] == {"item": "clip 0", "clip": 0, "reason": "HTTP 503", "call": None}
+    assert summary.message().startswith(f"0 created; {LIST_LIMIT + 100} failed (first: clip 0: HTTP 503)")
