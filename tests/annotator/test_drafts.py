@@ -527,6 +527,28 @@ def test_relations_skip_pairs_whose_chains_are_missing(project, video, fake):
     ]
 
 
+def test_an_empty_chain_pair_someone_opened_is_filled_and_its_version_moves_on(project, fake):
+    video = factories.VideoFactory(project=project)
+    chains = [
+        factories.QAChainFactory(project=project, clip=factories.ClipFactory(video=video, index=i)) for i in range(2)
+    ]
+    for chain in chains:
+        for i in range(3):
+            factories.QAPairFactory(chain=chain, index=i)
+    cp = ChainPair.objects.create(
+        project=project, video=video, before_index=0, chain_before=chains[0], chain_after=chains[1], origin="human"
+    )
+
+    job = run_job(project, "relations")
+
+    cp.refresh_from_db()
+    assert job.result["created"] == 1
+    # An editor still holding version 1 (no links) now gets a conflict instead of erasing the candidates.
+    assert (cp.version, cp.human_edited, cp.status) == (2, False, "draft")
+    assert [(r["from"], r["to"]) for r in cp.machine_draft["relations"]] == [(0, 1), (2, 0)]
+    assert cp.relations.count() == 2 and cp.draft_call.step == "relations"
+
+
 def test_relation_types_are_the_projects_own(project, video, fake):
     project.taxonomies = {
         **project.taxonomies,
