@@ -46,7 +46,7 @@ from jobs.services import job_create, job_progress
 from llm.client import LLMError, chat_json, llm_endpoint, model_for_step
 from llm.frames import FrameSamplingError, sample_frames
 from llm.models import LLMCall
-from llm.prompts import prompt_template_for_call
+from llm.prompts import PROMPT_TEXT_LIMIT, prompt_template_for_call, text_excerpt
 from projects.models import Project, ProjectKind
 from videos.models import Clip, Comment, CurationStatus, SubtitleCue, Video, VideoStatus
 from videos.storage_files import local_path
@@ -70,7 +70,7 @@ from .models import (
 
 log = logging.getLogger(__name__)
 
-TEXT_LIMIT = 4000  # characters of subtitles, comments or descriptions put into one prompt
+TEXT_LIMIT = PROMPT_TEXT_LIMIT
 COMMENTS_SAMPLE = 60
 DEFAULT_SEED_COUNT = 5
 DEFAULT_MCQ_COUNT = 1
@@ -387,16 +387,6 @@ def language_name(project: Project) -> str:
     return LANGUAGES.get(code, LANGUAGES.get(code.split("-")[0], code))
 
 
-def _excerpt(lines: Iterable[str], limit: int = TEXT_LIMIT) -> str:
-    out, size = [], 0
-    for line in lines:
-        if size + len(line) > limit:
-            break
-        out.append(line)
-        size += len(line) + 1
-    return "\n".join(out)
-
-
 def _seconds(t: float) -> str:
     return f"{t:.1f}".rstrip("0").rstrip(".")
 
@@ -406,7 +396,7 @@ def _subtitles_text(video_id: int, start_s: float | None = None, end_s: float | 
     if start_s is not None and end_s is not None:
         cues = cues.filter(start_s__lt=end_s, end_s__gt=start_s)
     rows = cues.order_by("start_s", "id").values_list("start_s", "text")[:400]
-    return _excerpt(f"[{_seconds(t)} s] {text}" for t, text in rows)
+    return text_excerpt(f"[{_seconds(t)} s] {text}" for t, text in rows)
 
 
 def _comments_text(video_id: int) -> str:
@@ -417,7 +407,7 @@ def _comments_text(video_id: int) -> str:
         return ""
     step = max(1, total // COMMENTS_SAMPLE)
     rows = comments.order_by("time_s", "id").values_list("time_s", "text")[: step * COMMENTS_SAMPLE : step]
-    return _excerpt(f"[{_seconds(t)} s] {text}" for t, text in rows)
+    return text_excerpt(f"[{_seconds(t)} s] {text}" for t, text in rows)
 
 
 def _frames(video: Video, start_s: float, end_s: float, project: Project) -> list[bytes]:
@@ -975,7 +965,7 @@ def _descriptions_text(video_id: int) -> str:
         .order_by("agent_role", "model")
         .values_list("agent_role", "model", "text")
     )
-    return _excerpt((f"[{role} · {model}]\n{text}\n" for role, model, text in rows), limit=TEXT_LIMIT * 2)
+    return text_excerpt((f"[{role} · {model}]\n{text}\n" for role, model, text in rows), limit=TEXT_LIMIT * 2)
 
 
 def _span(question: str, query: str) -> tuple[str, int, int] | None:

@@ -458,3 +458,18 @@ def template_update(
             )
     except IntegrityError as exc:
         raise ValidationError("Someone else saved this template at the same moment; reload and try again.") from exc
+
+
+# Characters of subtitles, comments or descriptions put into one prompt by default.
+PROMPT_TEXT_LIMIT = 4000
+
+
+def text_excerpt(lines, limit: int = PROMPT_TEXT_LIMIT) -> str:
+    """Whole lines, in order, up to `limit` characters: prompt context never ends mid-line."""
+    out, size = [], 0
+    for line in lines:
+        if size + len(line) > limit:
+            break
+        out.append(line)
+        size += len(line) + 1
+    return "\n".join(out)

@@ -9,6 +9,10 @@
 # Both processes run in their own sessions: this script alone decides how they stop, so Ctrl-C
 # stops the web server and lets the worker finish its shutdown instead of killing its pool mid-task.
 set -euo pipefail
+if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1))); then
+  echo "run: needs bash 5.1 or newer (wait -n -p); this is $BASH_VERSION" >&2
+  exit 1
+fi
 cd "$(dirname "$0")/.."
 
 PORT="${PORT:-8000}"
@@ -110,8 +114,11 @@ setsid "$PY" manage.py runserver --noreload "$HOST:$PORT" \
 web_pid=$!
 
 died() {
-  local name="$1" pid="$2" log="$3" code=0
-  wait "$pid" 2>/dev/null || code=$?
+  local name="$1" pid="$2" log="$3" code="${4:-}"
+  if [ -z "$code" ]; then
+    code=0
+    wait "$pid" 2>/dev/null || code=$?
+  fi
   # Its leader is gone, so nothing is left to shut down warmly: kill what remains of its group
   # (e.g. the worker's pool processes) at once instead of waiting out the grace period.
   kill -KILL -- "-$pid" 2>/dev/null || true
@@ -168,9 +175,17 @@ print("", "+" + "-" * (width + 2) + "+", *(f"| {line:<{width}} |" for line in li
       sep="\n", flush=True)
 EOF
 
-# Both stay in the foreground: if either stops, stop the other and report.
+# Both stay in the foreground: if either stops, stop the other and report. `wait -n -p` names
+# the child that ended; `kill -0 <pid>` alone could be fooled by a reused process id.
 while true; do
-  wait -n "$web_pid" "$worker_pid" 2>/dev/null || true
+  finished=""
+  code=0
+  wait -n -p finished "$web_pid" "$worker_pid" 2>/dev/null || code=$?
+  if [ "$finished" = "$worker_pid" ]; then
+    died "worker" "$worker_pid" "$LOG_DIR/worker.log" "$code"
+  elif [ -n "$finished" ] && [ "$finished" = "$web_pid" ]; then
+    died "web server" "$web_pid" "$LOG_DIR/web.log" "$code"
+  fi
   check_alive
   sleep 0.1  # never a busy loop, whatever made `wait` return
 done

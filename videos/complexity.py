@@ -4,23 +4,13 @@ from django.db import transaction
 
 from llm.client import chat_json
 from llm.frames import sample_frames
+from llm.prompts import text_excerpt
 
 from .curation import video_curate
 from .models import Comment, SubtitleCue, Video
 from .storage_files import local_path
 
-TEXT_LIMIT = 4000
 COMMENTS_SAMPLE = 60
-
-
-def _excerpt(lines: list[str], limit: int = TEXT_LIMIT) -> str:
-    out, size = [], 0
-    for line in lines:
-        if size + len(line) > limit:
-            break
-        out.append(line)
-        size += len(line) + 1
-    return "\n".join(out)
 
 
 def video_score_complexity(*, video: Video) -> int:
@@ -48,8 +38,8 @@ def video_score_complexity(*, video: Video) -> int:
             "title": video.name,
             "duration": f"{video.duration_s or 0:.0f}",
             "frame_count": len(frames),
-            "subtitles": _excerpt([f"[{t:.0f}s] {text}" for t, text in cues]),
-            "comments": _excerpt([f"[{t:.0f}s] {text}" for t, text in comments]),
+            "subtitles": text_excerpt([f"[{t:.0f}s] {text}" for t, text in cues]),
+            "comments": text_excerpt([f"[{t:.0f}s] {text}" for t, text in comments]),
         },
         images=frames,
     )
