@@ -271,3 +271,27 @@ class QualityScoreFactory(factory.django.DjangoModelFactory):
     overall = 90
     threshold = 90
     passed = factory.LazyAttribute(lambda s: s.overall >= s.threshold)
+
+
+def video_from_file(project: Project, path, *, name: str = "scenes", **fields) -> Video:
+    """A ready Video whose original is a real file (for tests that play it); facts given as fields."""
+    from pathlib import Path
+
+    from django.core.files import File
+
+    from videos.probe import sha256_file
+
+    path = Path(path)
+    with path.open("rb") as fh:
+        video = Video(
+            project=project,
+            name=name,
+            original_filename=path.name,
+            sha256=sha256_file(path),
+            size_bytes=path.stat().st_size,
+            status=VideoStatus.READY,
+            **fields,
+        )
+        video.original.save(path.name, File(fh), save=False)
+        video.save()
+    return video

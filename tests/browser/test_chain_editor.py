@@ -1,16 +1,14 @@
 """Headless Chromium edits a QA chain beside a real generated video: keyboard only, reload, conflicts."""
 
-import hashlib
 import re
 import shutil
 
 import pytest
-from django.core.files import File
 from playwright.sync_api import expect
 
 from annotator.models import ChainPair, ItemStatus, QAChain, QAPair, Relation
 from tests import factories
-from videos.models import Clip, Video, VideoStatus
+from videos.models import Clip
 from videos.synthetic import SceneSpec, make_scene_video
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -39,24 +37,17 @@ def setup(scene_file, tmp_path):
     people = factories.people_for(project)
     local = tmp_path / "scenes.mp4"
     shutil.copy(scene_file, local)
-    with local.open("rb") as fh:
-        video = Video(
-            project=project,
-            name="scenes",
-            original_filename="scenes.mp4",
-            sha256=hashlib.sha256(local.read_bytes()).hexdigest(),
-            size_bytes=local.stat().st_size,
-            duration_s=sum(SCENES),
-            fps=FPS,
-            frame_count=int(sum(SCENES) * FPS),
-            width=320,
-            height=180,
-            video_codec="h264",
-            status=VideoStatus.READY,
-            scenes=[list(b) for b in BOUNDS],
-        )
-        video.original.save("scenes.mp4", File(fh), save=False)
-        video.save()
+    video = factories.video_from_file(
+        project,
+        local,
+        duration_s=sum(SCENES),
+        fps=FPS,
+        frame_count=int(sum(SCENES) * FPS),
+        width=320,
+        height=180,
+        video_codec="h264",
+        scenes=[list(b) for b in BOUNDS],
+    )
     clips = Clip.objects.bulk_create(
         Clip(video=video, index=i, start_s=max(0.0, s - PAD), end_s=min(10.0, e + PAD), scene_start_s=s, scene_end_s=e)
         for i, (s, e) in enumerate(BOUNDS)

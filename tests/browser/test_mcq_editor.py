@@ -1,12 +1,10 @@
 """Headless Chromium edits an MCQ beside a real generated video: referring query marked, moments
 stamped from the player, options and the correct one by key, autosave, conflict, submit."""
 
-import hashlib
 import json
 import shutil
 
 import pytest
-from django.core.files import File
 from playwright.sync_api import expect
 
 from annotator.mcq_checks import (
@@ -24,7 +22,7 @@ from annotator.mcqs import mcq_create, mcq_save
 from annotator.models import MCQ, ItemStatus, ReferredMoment, VideoRole
 from reviewer.models import ReviewEvent
 from tests import factories
-from videos.models import Video, VideoStatus
+from videos.models import Video
 from videos.synthetic import SceneSpec, make_scene_video
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -48,26 +46,19 @@ def setup(scene_file, tmp_path):
     people = factories.people_for(project)
     local = tmp_path / "scenes.mp4"
     shutil.copy(scene_file, local)
-    with local.open("rb") as fh:
-        video = Video(
-            project=project,
-            name="scenes",
-            original_filename="scenes.mp4",
-            sha256=hashlib.sha256(local.read_bytes()).hexdigest(),
-            size_bytes=local.stat().st_size,
-            duration_s=sum(SCENES),
-            fps=FPS,
-            frame_count=int(sum(SCENES) * FPS),
-            width=320,
-            height=180,
-            container="mov,mp4,m4a,3gp,3g2,mj2",
-            video_codec="h264",
-            audio_codec="aac",
-            has_audio=True,
-            status=VideoStatus.READY,
-        )
-        video.original.save("scenes.mp4", File(fh), save=False)
-        video.save()
+    video = factories.video_from_file(
+        project,
+        local,
+        duration_s=sum(SCENES),
+        fps=FPS,
+        frame_count=int(sum(SCENES) * FPS),
+        width=320,
+        height=180,
+        container="mov,mp4,m4a,3gp,3g2,mj2",
+        video_codec="h264",
+        audio_codec="aac",
+        has_audio=True,
+    )
     mcq = mcq_create(project=project, videos=[(video, VideoRole.MAIN)], user=people["annotator"])
     return project, people, video, mcq
 

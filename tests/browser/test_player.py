@@ -1,14 +1,12 @@
 """Headless Chromium plays a generated video with known cuts: keys, transcript, comments, clips, marks."""
 
-import hashlib
 import shutil
 
 import pytest
-from django.core.files import File
 from playwright.sync_api import expect
 
 from tests import factories
-from videos.models import Clip, Comment, CueSource, SubtitleCue, Video, VideoStatus
+from videos.models import Clip, Comment, CueSource, SubtitleCue
 from videos.synthetic import SceneSpec, make_scene_video
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -46,27 +44,20 @@ def setup(scene_file, tmp_path):
     people = factories.people_for(project)
     local = tmp_path / "scenes.mp4"
     shutil.copy(scene_file, local)
-    with local.open("rb") as fh:
-        video = Video(
-            project=project,
-            name="scenes",
-            original_filename="scenes.mp4",
-            sha256=hashlib.sha256(local.read_bytes()).hexdigest(),
-            size_bytes=local.stat().st_size,
-            duration_s=sum(SCENES),
-            fps=FPS,
-            frame_count=int(sum(SCENES) * FPS),
-            width=320,
-            height=180,
-            container="mov,mp4,m4a,3gp,3g2,mj2",
-            video_codec="h264",
-            audio_codec="aac",
-            has_audio=True,
-            status=VideoStatus.READY,
-            scenes=[[0.0, 3.0], [3.0, 7.0], [7.0, 9.0], [9.0, 12.0]],
-        )
-        video.original.save("scenes.mp4", File(fh), save=False)
-        video.save()
+    video = factories.video_from_file(
+        project,
+        local,
+        duration_s=sum(SCENES),
+        fps=FPS,
+        frame_count=int(sum(SCENES) * FPS),
+        width=320,
+        height=180,
+        container="mov,mp4,m4a,3gp,3g2,mj2",
+        video_codec="h264",
+        audio_codec="aac",
+        has_audio=True,
+        scenes=[[0.0, 3.0], [3.0, 7.0], [7.0, 9.0], [9.0, 12.0]],
+    )
     bounds = [(0.0, 3.0), (3.0, 7.0), (7.0, 9.0), (9.0, 12.0)]
     Clip.objects.bulk_create(
         [
