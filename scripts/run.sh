@@ -9,10 +9,6 @@
 # Both processes run in their own sessions: this script alone decides how they stop, so Ctrl-C
 # stops the web server and lets the worker finish its shutdown instead of killing its pool mid-task.
 set -euo pipefail
-if ((BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1))); then
-  echo "run: needs bash 5.1 or newer (wait -n -p); this is $BASH_VERSION" >&2
-  exit 1
-fi
 cd "$(dirname "$0")/.."
 
 PORT="${PORT:-8000}"
@@ -114,11 +110,8 @@ setsid "$PY" manage.py runserver --noreload "$HOST:$PORT" \
 web_pid=$!
 
 died() {
-  local name="$1" pid="$2" log="$3" code="${4:-}"
-  if [ -z "$code" ]; then
-    code=0
-    wait "$pid" 2>/dev/null || code=$?
-  fi
+  local name="$1" pid="$2" log="$3" code=0
+  wait "$pid" 2>/dev/null || code=$?
   # Its leader is gone, so nothing is left to shut down warmly: kill what remains of its group
   # (e.g. the worker's pool processes) at once instead of waiting out the grace period.
   kill -KILL -- "-$pid" 2>/dev/null || true
@@ -130,9 +123,18 @@ died() {
   exit 1
 }
 
+# Is this background job of ours still running? Asks bash's job table, not the process table.
+running() {
+  local pid
+  for pid in $(jobs -rp); do
+    [ "$pid" = "$1" ] && return 0
+  done
+  return 1
+}
+
 check_alive() {
-  kill -0 "$web_pid" 2>/dev/null || died "web server" "$web_pid" "$LOG_DIR/web.log"
-  kill -0 "$worker_pid" 2>/dev/null || died "worker" "$worker_pid" "$LOG_DIR/worker.log"
+  running "$web_pid" || died "web server" "$web_pid" "$LOG_DIR/web.log"
+  running "$worker_pid" || died "worker" "$worker_pid" "$LOG_DIR/worker.log"
 }
 
 # Wait until the web server answers and the worker says it is ready.
@@ -175,17 +177,10 @@ print("", "+" + "-" * (width + 2) + "+", *(f"| {line:<{width}} |" for line in li
       sep="\n", flush=True)
 EOF
 
-# Both stay in the foreground: if either stops, stop the other and report. `wait -n -p` names
-# the child that ended; `kill -0 <pid>` alone could be fooled by a reused process id.
+# Both stay in the foreground: if either stops, stop the other and report. Polling bash's own job
+# table: `wait -n` can miss a child reaped between two calls and then block forever, and `kill -0`
+# can be fooled by a reused process id.
 while true; do
-  finished=""
-  code=0
-  wait -n -p finished "$web_pid" "$worker_pid" 2>/dev/null || code=$?
-  if [ "$finished" = "$worker_pid" ]; then
-    died "worker" "$worker_pid" "$LOG_DIR/worker.log" "$code"
-  elif [ -n "$finished" ] && [ "$finished" = "$web_pid" ]; then
-    died "web server" "$web_pid" "$LOG_DIR/web.log" "$code"
-  fi
   check_alive
-  sleep 0.1  # never a busy loop, whatever made `wait` return
+  sleep 0.2
 done
