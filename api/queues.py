@@ -363,6 +363,16 @@ class QueueAssignApi(ApiAuthMixin, APIView):
 # --- leases ---------------------------------------------------------------------------------------------
 
 
+def _lease_action(view, request, slug, assignment_id, service):
+    """One lease operation by its holder (or an admin): the service decides, refusals become 403/409."""
+    lease = _lease_or_404(request.user, slug, assignment_id)
+    try:
+        service(assignment=lease, user=request.user)
+    except LeaseError as exc:
+        return _lease_refused(exc)
+    return Response(_lease_payload(lease, view=view))
+
+
 class AssignmentHeartbeatApi(ApiAuthMixin, APIView):
     """Renew the caller's lease for the queue's lease length from now; send one well before it lapses."""
 
@@ -374,12 +384,7 @@ class AssignmentHeartbeatApi(ApiAuthMixin, APIView):
         responses={200: AssignmentSerializer, 403: NOT_HOLDER, 409: LEASE_CONFLICT},
     )
     def post(self, request, slug, assignment_id):
-        lease = _lease_or_404(request.user, slug, assignment_id)
-        try:
-            assignment_heartbeat(assignment=lease, user=request.user)
-        except LeaseError as exc:
-            return _lease_refused(exc)
-        return Response(_lease_payload(lease, view=self))
+        return _lease_action(self, request, slug, assignment_id, assignment_heartbeat)
 
 
 class AssignmentReleaseApi(ApiAuthMixin, APIView):
@@ -402,12 +407,7 @@ class AssignmentReleaseApi(ApiAuthMixin, APIView):
         },
     )
     def post(self, request, slug, assignment_id):
-        lease = _lease_or_404(request.user, slug, assignment_id)
-        try:
-            assignment_release(assignment=lease, user=request.user)
-        except LeaseError as exc:
-            return _lease_refused(exc)
-        return Response(_lease_payload(lease, view=self))
+        return _lease_action(self, request, slug, assignment_id, assignment_release)
 
 
 class AssignmentCompleteApi(ApiAuthMixin, APIView):
@@ -421,12 +421,7 @@ class AssignmentCompleteApi(ApiAuthMixin, APIView):
         responses={200: AssignmentSerializer, 403: NOT_HOLDER, 409: LEASE_CONFLICT},
     )
     def post(self, request, slug, assignment_id):
-        lease = _lease_or_404(request.user, slug, assignment_id)
-        try:
-            assignment_complete(assignment=lease, user=request.user)
-        except LeaseError as exc:
-            return _lease_refused(exc)
-        return Response(_lease_payload(lease, view=self))
+        return _lease_action(self, request, slug, assignment_id, assignment_complete)
 
 
 class AssignmentReassignApi(ApiAuthMixin, APIView):
