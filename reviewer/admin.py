@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Assignment, QualityScore, ReviewEvent, ReviewQueue
+from .models import Assignment, ExamVerdict, QualityScore, ReviewEvent, ReviewQueue
 
 ITEM_RAW = ["qa_chain", "chain_pair", "mcq"]
 
@@ -45,3 +45,11 @@ class ReviewEventAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
+
+
+@admin.register(ExamVerdict)
+class ExamVerdictAdmin(admin.ModelAdmin):
+    list_display = ["id", "item_kind", "examiner", "passed", "item_version", "round_started_at", "created_at"]
+    list_filter = ["passed", "item_kind", "project", "queue"]
+    search_fields = ["comment", "examiner__username"]
+    raw_id_fields = [*ITEM_RAW, "examiner", "assignment", "queue"]

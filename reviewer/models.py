@@ -182,3 +182,46 @@ class ReviewEvent(ItemRef):
 
     def delete(self, *args, **kwargs):
         raise ValidationError("Review events are append-only.")
+
+
+class ExamVerdict(ItemRef):
+    """One examiner's pass or flag on one round of an item.
+
+    With a queue's overlap above 1 several examiners judge the same round; the item moves on once
+    as many verdicts as the overlap asks for are in (any flag → flagged, else accepted), and their
+    agreement is measured from these rows.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="verdicts")
+    examiner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    queue = models.ForeignKey(ReviewQueue, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The item's latest submit: verdicts of one round share it, so a revised item is judged afresh.
+    round_started_at = models.DateTimeField()
+    item_version = models.PositiveIntegerField()
+    passed = models.BooleanField()
+    # Checklist codes the examiner found failing (the flag's reasons), and the whole checklist as ticked.
+    reasons = models.JSONField(default=list, blank=True)
+    checklist = models.JSONField(default=dict, blank=True)
+    comment = models.TextField(blank=True)
+    # Seconds from the lease (or page open) to the verdict, for "time per item".
+    seconds_spent = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(condition=_ONE_ITEM, name="verdict_exactly_one_item"),
+            models.UniqueConstraint(
+                fields=["item_kind", "qa_chain", "chain_pair", "mcq", "round_started_at", "examiner"],
+                name="verdict_one_per_examiner_and_round",
+                nulls_distinct=False,
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["project", "created_at"]),
+            models.Index(fields=["queue", "created_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item_kind} {'pass' if self.passed else 'flag'} by {self.examiner_id}"
