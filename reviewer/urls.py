@@ -28,3 +28,12 @@ urlpatterns += [
     path("p/<slug:slug>/history/<str:kind>/<int:item_id>/", history_views.item_history_page, name="item_history"),
     path("p/<slug:slug>/history/<str:kind>/<int:item_id>/revert/", history_views.item_revert_view, name="item_revert"),
 ]
+
+# --- dashboards (issue 5: progress, throughput, timing, flag rates, judge scores, queues, agreement) ---
+from . import dashboard_views  # noqa: E402
+
+urlpatterns += [
+    path("p/<slug:slug>/dashboard/", dashboard_views.dashboard, name="dashboard"),
+    path("p/<slug:slug>/dashboard/<slug:panel>.csv", dashboard_views.dashboard_csv, name="dashboard_csv"),
+    path("p/<slug:slug>/dashboard/<slug:panel>/rows/", dashboard_views.dashboard_rows, name="dashboard_rows"),
+]
