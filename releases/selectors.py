@@ -1,0 +1,302 @@
+"""Reads for the release screens, the API and the command: lists, what a release's filters match, and
+the shapes the detail and statistics pages show.
+
+`release_match_counts` answers the form's preview and `release_create`'s "does anything match?"; it
+reads the same filters the build selects by (accepted items by default, categories, videos, dates).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.db.models import Q, QuerySet
+
+from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
+from projects.models import Project
+
+from .models import DatasetRelease, ReleaseStatus
+
+# Kind of item → how its video is reached and what its category is, for the filters.
+ITEM_KINDS = ("qa_chain", "chain_pair", "mcq")
+_ITEM_MODELS = {"qa_chain": QAChain, "chain_pair": ChainPair, "mcq": MCQ}
+_VIDEO_PATH = {"qa_chain": "clip__video_id", "chain_pair": "video_id", "mcq": "mcq_videos__video_id"}
+DEFAULT_STATUSES = (ItemStatus.ACCEPTED.value,)
+
+
+def release_list(*, project: Project, include_deleted: bool = True) -> QuerySet[DatasetRelease]:
+    """The project's releases, newest first, with what the list shows fetched in the same query."""
+    releases = (
+        DatasetRelease.objects.filter(project=project)
+        .select_related("created_by", "deleted_by", "job")
+        # The manifest and validation errors can be large; the list reads statistics' counts only.
+        .defer("manifest", "validation_errors", "files")
+        .order_by("-created_at", "-pk")
+    )
+    if not include_deleted:
+        releases = releases.exclude(status=ReleaseStatus.DELETED)
+    return releases
+
+
+def release_get(*, project: Project, release_id: int) -> DatasetRelease | None:
+    release = (
+        DatasetRelease.objects.filter(project=project, pk=release_id)
+        .select_related("created_by", "deleted_by", "job")
+        .first()
+    )
+    if release is not None:
+        release.project = project  # already fetched by the permission check
+    return release
+
+
+def release_by_version(*, project: Project, version: str) -> DatasetRelease | None:
+    release = (
+        DatasetRelease.objects.filter(project=project, version=version)
+        .select_related("created_by", "deleted_by", "job")
+        .first()
+    )
+    if release is not None:
+        release.project = project
+    return release
+
+
+# --- what the filters match ------------------------------------------------------------------------
+
+
+def _items_q(kind: str, filters: dict) -> Q:
+    q = Q(status__in=filters.get("statuses") or DEFAULT_STATUSES)
+    video_ids = filters.get("video_ids")
+    if video_ids:
+        q &= Q(**{f"{_VIDEO_PATH[kind]}__in": video_ids})
+    categories = filters.get("categories")
+    if categories:
+        if kind == "mcq":
+            q &= Q(category__in=categories)
+        elif kind == "qa_chain":
+            q &= Q(pairs__skill__in=categories)
+        else:  # a chain pair belongs to the categories of its two chains' turns
+            q &= Q(chain_before__pairs__skill__in=categories) | Q(chain_after__pairs__skill__in=categories)
+    if filters.get("accepted_from"):
+        q &= Q(accepted_at__date__gte=dt.date.fromisoformat(filters["accepted_from"]))
+    if filters.get("accepted_to"):
+        q &= Q(accepted_at__date__lte=dt.date.fromisoformat(filters["accepted_to"]))
+    return q
+
+
+def matching_items(*, project: Project, kind: str, filters: dict) -> QuerySet:
+    """Items of one kind that the (normalised) filters select, once each."""
+    model = _ITEM_MODELS[kind]
+    return model.objects.filter(Q(project=project) & _items_q(kind, filters)).distinct()
+
+
+@dataclass(frozen=True)
+class MatchCounts:
+    items: dict  # kind → n
+    videos: int
+
+    @property
+    def total(self) -> int:
+        return sum(self.items.values())
+
+    def describe(self) -> str:
+        parts = [f"{n} {_KIND_LABELS[kind]}{'s' if n != 1 else ''}" for kind, n in self.items.items() if n]
+        videos = f"{self.videos} video{'s' if self.videos != 1 else ''}"
+        return f"{', '.join(parts) or 'no items'} from {videos}"
+
+
+_KIND_LABELS = {"qa_chain": "QA chain", "chain_pair": "chain pair", "mcq": "MCQ"}
+
+
+def release_match_counts(*, project: Project, filters: dict) -> MatchCounts:
+    """How many items of each kind, and from how many videos, the filters select (two queries per kind)."""
+    items = {}
+    video_ids: set[int] = set()
+    for kind in ITEM_KINDS:
+        matched = matching_items(project=project, kind=kind, filters=filters)
+        ids = set(matched.values_list(_VIDEO_PATH[kind], flat=True))
+        ids.discard(None)
+        items[kind] = matched.count()
+        video_ids |= ids
+    return MatchCounts(items=items, videos=len(video_ids))
+
+
+# --- detail and statistics shapes --------------------------------------------------------------------
+
+
+def release_summary(release: DatasetRelease) -> dict:
+    """Counts a person reads first: videos, items per kind, QA pairs, per split (from the statistics)."""
+    stats = release.statistics or {}
+    items = stats.get("items") or {}
+    return {
+        "videos": stats.get("videos"),
+        "items": items,
+        # (label, n) pairs, for templates: a dict's `.items` would be looked up as its key.
+        "item_counts": [(_KIND_LABELS.get(kind, kind.replace("_", " ")) + "s", n) for kind, n in items.items()],
+        "qa_pairs": stats.get("qa_pairs"),
+        "per_split": stats.get("per_split") or {},
+        "categories": stats.get("categories") or {},
+        "duration_groups": stats.get("duration_groups") or {},
+    }
+
+
+def release_total_bytes(release: DatasetRelease) -> int:
+    return sum(int(f.get("bytes") or 0) for f in release.files or [])
+
+
+def validation_rows(release: DatasetRelease, *, limit: int = 500) -> dict:
+    """The release's validation errors as rows a person can act on: what, where, and a link to the item.
+
+    Each stored error names at least a message; the build adds the format, the file, and the item
+    (`item_kind` + `item_id`) when one item is at fault.
+    """
+    from reviewer.queues import item_path
+
+    rows = []
+    errors = release.validation_errors or []
+    for error in errors[:limit]:
+        if not isinstance(error, dict):
+            error = {"message": str(error)}
+        kind = error.get("item_kind") or error.get("kind") or ""
+        item_id = error.get("item_id")
+        link = None
+        if kind in ITEM_KINDS and isinstance(item_id, int):
+            link = item_path(kind=kind, item_id=item_id, slug=release.project.slug)
+        rows.append(
+            {
+                "format": error.get("format", ""),
+                "file": error.get("file") or error.get("path") or "",
+                "kind": _KIND_LABELS.get(kind, kind),
+                "item_id": item_id,
+                "link": link,
+                "message": error.get("message") or error.get("error") or "",
+            }
+        )
+    return {"rows": rows, "total": len(errors), "shown": len(rows)}
+
+
+def _pairs(mapping: dict) -> tuple[list[str], list[float]]:
+    items = sorted((mapping or {}).items(), key=lambda kv: (-kv[1], str(kv[0])))
+    return [str(k) for k, _ in items], [v for _, v in items]
+
+
+def release_charts(release: DatasetRelease) -> list[dict]:
+    """The statistics page's charts (studio.charts geometry) with the numbers each one draws.
+
+    Each entry: `id`, `title`, `chart`, and `table` (rows of label and values) so the exact numbers
+    sit beside the picture.
+    """
+    from studio import charts
+
+    stats = release.statistics or {}
+    out = []
+
+    per_split = stats.get("per_split") or {}
+    if per_split:
+        names = list(per_split)
+        out.append(
+            {
+                "id": "splits",
+                "title": "Videos and items per split",
+                "chart": charts.stacked_bar_chart(
+                    names,
+                    [
+                        ("videos", [per_split[n].get("videos", 0) for n in names]),
+                        ("items", [per_split[n].get("items", 0) for n in names]),
+                    ],
+                    title="Videos and items per split",
+                    horizontal=True,
+                ),
+                "table": {
+                    "head": ["split", "videos", "items"],
+                    "rows": [[n, per_split[n].get("videos", 0), per_split[n].get("items", 0)] for n in names],
+                },
+            }
+        )
+
+    for taxonomy, counts in sorted((stats.get("categories") or {}).items()):
+        labels, values = _pairs(counts)
+        title = f"Items per {taxonomy.replace('_', ' ')}"
+        out.append(
+            {
+                "id": f"categories-{taxonomy}",
+                "title": title,
+                "chart": charts.bar_chart(labels, values, title=title, horizontal=True, label_width=160),
+                "table": {
+                    "head": [taxonomy.replace("_", " "), "items"],
+                    "rows": [list(p) for p in zip(labels, values, strict=True)],
+                },
+            }
+        )
+
+    groups = stats.get("duration_groups") or {}
+    if groups:
+        labels = sorted(groups, key=_numeric_first)
+        title = "Videos per duration group (s)"
+        out.append(
+            {
+                "id": "duration-groups",
+                "title": title,
+                "chart": charts.bar_chart(labels, [groups[g] for g in labels], title=title, colour=1),
+                "table": {"head": ["group", "videos"], "rows": [[g, groups[g]] for g in labels]},
+            }
+        )
+
+    for key, chart_id, title, unit in (
+        ("duration_histogram", "durations", "Video durations (seconds)", "edges_s"),
+        ("qa_per_video", "qa-per-video", "Questions per video", "edges"),
+    ):
+        hist = stats.get(key) or {}
+        edges, counts = hist.get(unit) or [], hist.get("counts") or []
+        if len(edges) == len(counts) + 1 and counts:
+            chart = charts.histogram(edges, counts, title=title, colour=2)
+            out.append(
+                {
+                    "id": chart_id,
+                    "title": title,
+                    "chart": chart,
+                    "table": {
+                        "head": ["range", "count"],
+                        "rows": [
+                            [f"{charts.format_value(edges[i])}–{charts.format_value(edges[i + 1])}", c]
+                            for i, c in enumerate(counts)
+                        ],
+                    },
+                }
+            )
+
+    lengths = stats.get("option_lengths") or {}
+    edges = lengths.get("edges_chars") or []
+    correct, distractor = lengths.get("correct") or [], lengths.get("distractor") or []
+    if edges and len(edges) == len(correct) + 1 == len(distractor) + 1 and (sum(correct) or sum(distractor)):
+        # Shares, not counts: there are three or four distractors per correct option, and the question
+        # is whether the correct option's length stands out.
+        labels = [f"{charts.format_value(edges[i])}–{charts.format_value(edges[i + 1])}" for i in range(len(correct))]
+        share_c = _shares(correct)
+        share_d = _shares(distractor)
+        title = "Option lengths (characters): share of correct options and of distractors, %"
+        out.append(
+            {
+                "id": "option-lengths",
+                "title": title,
+                "chart": charts.line_chart(labels, [("correct", share_c), ("distractors", share_d)], title=title),
+                "table": {
+                    "head": ["characters", "correct", "correct %", "distractors", "distractors %"],
+                    "rows": [
+                        [labels[i], correct[i], share_c[i], distractor[i], share_d[i]] for i in range(len(labels))
+                    ],
+                },
+            }
+        )
+    return out
+
+
+def _shares(counts: list) -> list[float]:
+    total = sum(counts)
+    return [round(100 * c / total, 1) if total else 0.0 for c in counts]
+
+
+def _numeric_first(label: str):
+    try:
+        return (0, float(label), "")
+    except (TypeError, ValueError):
+        return (1, 0.0, str(label))

@@ -1,0 +1,58 @@
+"""Celery task of releases: the job id in, the release built by `releases.build.release_build`.
+
+`acks_late` is safe: the build writes every file afresh under the release's own folder from the
+same inputs (same bytes), and refuses a release that is already ready or deleted, so a task
+delivered twice, or again after a worker died, ends with one ready release. The time limits sit
+below the broker's visibility timeout (4 h), so a running build is never handed out a second time.
+"""
+
+from celery import shared_task
+
+from jobs.services import job_progress, job_running
+
+SOFT_LIMIT_S = 2 * 3600
+HARD_LIMIT_S = SOFT_LIMIT_S + 5 * 60
+
+
+@shared_task(name="releases.build", acks_late=True, soft_time_limit=SOFT_LIMIT_S, time_limit=HARD_LIMIT_S)
+def build(job_id: int) -> None:
+    from .models import DatasetRelease, ReleaseStatus
+
+    with job_running(job_id) as job:
+        if job is None:
+            return
+        release = DatasetRelease.objects.select_related("project", "created_by").get(pk=job.params["release_id"])
+        if release.status in (ReleaseStatus.DELETED, ReleaseStatus.READY):
+            # Deleted before the worker got to it, or a redelivery after it finished: nothing to do.
+            job.message = f"Release {release.version} is {release.get_status_display().lower()}; nothing to build."
+            return
+        from .build import release_build
+
+        last = [-1]
+
+        def progress(done: int, total: int, message: str) -> None:
+            # At most one UPDATE per percent, however often the build reports.
+            percent = int(100 * done / total) if total else 0
+            if percent != last[0] or done == total:
+                last[0] = percent
+                job_progress(job, done=done, total=total, message=message)
+
+        release = release_build(release=release, progress=progress)
+        job.result = {
+            "release_id": release.pk,
+            "status": release.status,
+            "files": len(release.files or []),
+            "validation_errors": len(release.validation_errors or []),
+        }
+        if release.status == ReleaseStatus.FAILED:
+            # The build itself worked and recorded why the release is not valid; the job failed too,
+            # so the failure shows wherever jobs are listed.
+            raise ReleaseInvalid(
+                f"Release {release.version} failed validation: {len(release.validation_errors or [])} problem(s); "
+                "see the release page."
+            )
+        job.message = f"Release {release.version} is ready: {len(release.files or [])} files."
+
+
+class ReleaseInvalid(Exception):
+    """The written files did not pass validation (the release row lists the offending items)."""
