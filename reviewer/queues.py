@@ -510,6 +510,66 @@ _CLAIM_FIELDS = ("pk", "project_id", "status", "author_id", "submitted_at")
 CLAIM_BATCH = 4
 
 
+# Claim-next runs the same candidate query over and over with only the time, the person and the
+# lock mode changing. Building it through the ORM costs as much Python time as PostgreSQL takes
+# to run it, and under many concurrent claimers Python time is what queues up. So the SQL is
+# compiled once per queue configuration with stand-in values and reused with the real ones.
+_STAND_IN_NOW = dt.datetime(1999, 12, 31, 23, 59, 58, 987654, tzinfo=dt.UTC)
+_STAND_IN_USER = -7_654_321
+_PREPARED: dict[tuple, tuple[str, list[int], list[int], tuple]] = {}
+_PREPARED_MAX = 256
+
+
+def _prepared_key(queue: ReviewQueue, lock: str, limit: int) -> tuple:
+    taxonomy = queue.project.taxonomy("duration_groups") if (queue.filters or {}).get("duration_groups") else None
+    return (
+        connection.vendor,
+        queue.pk,
+        queue.project_id,
+        queue.stage,
+        queue.item_kind,
+        queue.overlap,
+        repr(sorted((queue.filters or {}).items())),
+        repr(taxonomy),
+        queue.stage == S.EXAMINING and _waits_for_judge(queue),
+        lock,
+        limit,
+    )
+
+
+def _candidate_rows(queue: ReviewQueue, user, now, *, lock: str, limit: int) -> list:
+    """The first `limit` candidates of `_candidates`, locked per `lock` ("skip", "wait" or "none")."""
+    model = kind_model(queue.item_kind)
+    key = _prepared_key(queue, lock, limit)
+    prepared = _PREPARED.get(key)
+    if prepared is None:
+        qs = _candidates(queue, _STAND_IN_USER, _STAND_IN_NOW).only(*_CLAIM_FIELDS)
+        if lock != "none":
+            qs = _lock(qs, skip_locked=lock == "skip")
+        sql, params = qs[:limit].query.sql_with_params()
+        # Backends adapt datetimes while compiling (SQLite to text), so look for the adapted stand-in.
+        now_at = [i for i, p in enumerate(params) if p == connection.ops.adapt_datetimefield_value(_STAND_IN_NOW)]
+        user_at = [i for i, p in enumerate(params) if p == _STAND_IN_USER]
+        if not now_at or not user_at:  # the stand-ins must be findable, or the cache would be wrong
+            raise RuntimeError("claim-next: the candidate query's parameters could not be prepared")
+        if len(_PREPARED) >= _PREPARED_MAX:
+            _PREPARED.clear()
+        prepared = _PREPARED[key] = (sql, now_at, user_at, tuple(params))
+    sql, now_at, user_at, params = prepared
+    values = list(params)
+    adapted_now = connection.ops.adapt_datetimefield_value(now)
+    for i in now_at:
+        values[i] = adapted_now
+    for i in user_at:
+        values[i] = user.pk
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
+        rows = cursor.fetchall()
+    # Django selects deferred-loading fields in the model's field order, which is what from_db expects.
+    names = [model._meta.pk.attname if f == "pk" else f for f in _CLAIM_FIELDS]
+    return [model.from_db(connection.alias, names, row) for row in rows]
+
+
 def queue_claim_next(*, queue: ReviewQueue, user, now=None) -> Assignment | None:
     """Lease the next item of the queue to this person, or None when nothing is left for them.
 
@@ -523,15 +583,19 @@ def queue_claim_next(*, queue: ReviewQueue, user, now=None) -> Assignment | None
         now_ = now or timezone.now()
         try:
             with transaction.atomic():
-                candidates = _candidates(queue, user, now_).only(*_CLAIM_FIELDS)
                 if passed:
-                    candidates = candidates.exclude(pk__in=passed)
-                # A few at once: the one that looked free may have filled up since the query's
-                # snapshot, and a fresh query for the next costs as much as this one.
-                items = list(_lock(candidates, skip_locked=True)[:CLAIM_BATCH])
-                if not items and skip_locked_works:
-                    # Every candidate is locked by another claimer; one may still have a slot for us.
-                    items = list(_lock(candidates, skip_locked=False)[:1])
+                    # Rare (a slot filled between the pick and the lock): the ORM path, uncached.
+                    candidates = _candidates(queue, user, now_).only(*_CLAIM_FIELDS).exclude(pk__in=passed)
+                    items = list(_lock(candidates, skip_locked=True)[:CLAIM_BATCH])
+                    if not items and skip_locked_works:
+                        items = list(_lock(candidates, skip_locked=False)[:1])
+                else:
+                    # A few at once: the one that looked free may have filled up since the query's
+                    # snapshot, and a fresh query for the next costs as much as this one.
+                    items = _candidate_rows(queue, user, now_, lock="skip", limit=CLAIM_BATCH)
+                    if not items and skip_locked_works:
+                        # Every candidate is locked by another claimer; one may still have a slot for us.
+                        items = _candidate_rows(queue, user, now_, lock="wait", limit=1)
                 if not items:
                     return None
                 assignment, item = _claim_locked(queue, items, user, now_)
