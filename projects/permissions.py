@@ -30,6 +30,11 @@ _ROLES_FOR_ACTION = {
 _NOT_BY_AUTHOR = {Action.EXAMINE, Action.REVISE}
 
 
+def roles_allowed(action: str) -> frozenset[str]:
+    """The roles that may do `action` (for queries that list such people)."""
+    return frozenset(_ROLES_FOR_ACTION[action])
+
+
 def roles_of(user, project: Project) -> frozenset[str]:
     """The user's roles in the project, memoised on the user object for the request."""
     if not user.is_authenticated:

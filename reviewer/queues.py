@@ -54,7 +54,7 @@ from django.utils import timezone
 
 from annotator.models import MCQ, ChainPair, ItemStatus, MCQVideo, QAChain
 from projects.models import Membership, Project
-from projects.permissions import _ROLES_FOR_ACTION, Action, can
+from projects.permissions import Action, can, roles_allowed
 
 from .models import Assignment, AssignmentStatus, ItemKind, QualityScore, ReviewEvent, ReviewQueue
 
@@ -330,7 +330,7 @@ def queue_filters_clean(*, filters, project: Project, item_kind: str) -> dict:
 def people_for_stage(*, project: Project, stage: str):
     """Project members who may work at the stage (the assignee choices), by username."""
     # The role table of projects.permissions, read rather than copied, so the policy stays in one place.
-    roles = _ROLES_FOR_ACTION[STAGE_ACTIONS[stage]]
+    roles = roles_allowed(STAGE_ACTIONS[stage])
     User = get_user_model()
     return User.objects.filter(
         Q(pk__in=Membership.objects.filter(project=project, role__in=roles).values("user_id")) | Q(is_superuser=True),
