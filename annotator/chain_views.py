@@ -8,13 +8,14 @@ documents: 200 with the new state, 409 with `theirs` (the chain as it is now) on
 
 import json
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from projects.permissions import Action, can, get_project_or_404
+from projects.permissions import get_project_or_404
 from reviewer.workflow import EDITABLE, TransitionRefused
 from videos.player_views import clock_label, player_context
 
@@ -29,8 +30,10 @@ from .chains import (
     chain_warnings,
 )
 from .concurrency import StaleVersion
-from .models import ItemStatus, QAChain
-from .selectors import chain_for_editor, chain_pairs_for_editor, neighbour_pair, review_note
+from .edit_rights import may_edit, why_not_editable
+from .models import QAChain
+from .panels import panels_context
+from .selectors import chain_for_editor, chain_pairs_for_editor, neighbour_pair
 
 
 class BadRequest(Exception):
@@ -39,15 +42,6 @@ class BadRequest(Exception):
 
 class NotAllowed(Exception):
     """The person may see the item but not change it (role, stage, or their own work to revise)."""
-
-
-def may_edit(user, project, item) -> bool:
-    """Annotators edit drafts and items being annotated; revisers (never the author) what is being revised."""
-    if item.status in (ItemStatus.DRAFT, ItemStatus.ANNOTATING):
-        return can(user, Action.ANNOTATE, project)
-    if item.status == ItemStatus.REVISING:
-        return can(user, Action.REVISE, project, item)
-    return False
 
 
 def json_body(request) -> dict:
@@ -146,7 +140,7 @@ def chain_editor(request, slug, chain_id):
             "pairs": pairs,
             "skills": [{"number": i + 1, **s} for i, s in enumerate(skills)],
             "editable": editable,
-            "review_note": review_note(item=chain) if chain.status == ItemStatus.REVISING else None,
+            "readonly_reason": "" if editable else why_not_editable(request.user, project, chain, "chain"),
             "pair_before": neighbour_pair(chain, "pair_as_after"),
             "pair_after": neighbour_pair(chain, "pair_as_before"),
             "next_url": next_url(project, "chain", chain.pk),
@@ -164,16 +158,14 @@ def chain_editor(request, slug, chain_id):
             },
         }
     )
+    context.update(panels_context(item=chain, user=request.user))
     return render(request, "annotator/chain_editor.html", context)
 
 
 def _editable_chain(request, slug, chain_id) -> QAChain:
     chain = _chain_or_404(request, slug, chain_id)
     if not may_edit(request.user, chain.project, chain):
-        raise NotAllowed(
-            f"Your role in {chain.project.name} does not let you edit a chain that is "
-            f"{chain.get_status_display().lower()}."
-        )
+        raise NotAllowed(why_not_editable(request.user, chain.project, chain, "chain"))
     return chain
 
 
@@ -234,11 +226,22 @@ def chain_submit_view(request, chain, body):
     """POST …/submit/ {version}: hand the chain on as it is at that version."""
     version = expected_version(body)
     try:
-        chain_submit(chain=chain, user=request.user, expected_version=version)
+        submitted = chain_submit(chain=chain, user=request.user, expected_version=version)
     except StaleVersion as exc:
         return _conflict(exc, chain, request.user, {"version": version})
     except TransitionRefused as exc:
         return error(str(exc), 409, conflict=False)
     fresh = chain_for_editor(project=chain.project, chain_id=chain.pk)
     state = chain_state(chain=fresh, pairs=chain_pairs_for_editor(chain=fresh), user=request.user)
-    return JsonResponse({**state, "next": next_url(chain.project, "chain", chain.pk)})
+    return submitted_response(request, state, submitted, "Chain", next_url(chain.project, "chain", chain.pk))
+
+
+def submitted_response(request, state: dict, submitted, noun: str, next_page: str) -> JsonResponse:
+    """A submit's answer: the state, where the item went and a sentence saying so.
+
+    The editor moves on to the next item at once, so the sentence is also kept as a message for
+    the page it lands on.
+    """
+    message = submitted.message(noun)
+    messages.success(request, message)
+    return JsonResponse({**state, "next": next_page, "outcome": submitted.outcome, "message": message})

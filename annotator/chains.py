@@ -21,10 +21,11 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from reviewer.workflow import EDITABLE, item_submit, item_transition
+from reviewer.workflow import EDITABLE, item_transition
 
 from .concurrency import StaleVersion, version_claim
 from .models import ItemStatus, QAChain, QAPair
+from .submission import Submitted, item_hand_on
 
 # Generous limits: they stop a runaway paste or script, never a real annotator.
 MAX_TURNS = 30
@@ -485,8 +486,9 @@ def chain_turn_rewrite(*, pair_id: int, question: str, answer: str, user, reason
     return pair
 
 
-def chain_submit(*, chain: QAChain, user, expected_version: int):
-    """Hand the chain on, as it is at `expected_version` (the editor flushes its last save first)."""
+def chain_submit(*, chain: QAChain, user, expected_version: int) -> Submitted:
+    """Hand the chain on, as it is at `expected_version` (the editor flushes its last save first):
+    to the LLM judge when the project's gate covers chains, else to examiners (annotator.submission)."""
     with transaction.atomic():
         locked = _lock(chain)
         if locked.version != expected_version:
@@ -504,6 +506,6 @@ def chain_submit(*, chain: QAChain, user, expected_version: int):
             # Submitting a machine draft as it stands vouches for it: the submitter is its author
             # (so they do not examine it themselves).
             QAChain.objects.filter(pk=locked.pk).update(author=user)
-        result = item_submit(item=locked, user=user)
+        result = item_hand_on(item=locked, user=user)
     chain.refresh_from_db()
     return result

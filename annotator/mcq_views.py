@@ -35,6 +35,7 @@ from videos.unusable import (
 
 from . import mcq_checks
 from .concurrency import StaleVersion
+from .edit_rights import may_edit, why_not_editable
 from .mcqs import (
     MCQInvalid,
     MCQNotEditable,
@@ -51,22 +52,14 @@ from .mcqs import (
     mcq_undo,
 )
 from .models import MCQ, ItemStatus, MCQVideo, VideoRole
+from .panels import panels_context
 
 PAGE_SIZE = 50
 ANNOTATOR_STATUSES = [ItemStatus.DRAFT, ItemStatus.ANNOTATING]
 REVISER_STATUSES = [ItemStatus.REVISING]
 
 
-# --- who may do what -----------------------------------------------------------------------------
-
-
-def may_edit(user, project: Project, mcq: MCQ) -> bool:
-    """Annotators edit drafts and items in annotation; revisers (never the author) items in revision."""
-    if mcq.status in ANNOTATOR_STATUSES:
-        return can(user, Action.ANNOTATE, project)
-    if mcq.status in REVISER_STATUSES:
-        return can(user, Action.REVISE, project, mcq)
-    return False
+# --- who may do what (annotator.edit_rights decides who edits) -----------------------------------
 
 
 def _workable_statuses(user, project) -> list[str]:
@@ -264,6 +257,7 @@ def mcq_editor(request, slug, mcq_id):
             "blockers": blockers,
             "categories": config["categories"],
             "editable": editable,
+            "readonly_reason": "" if editable else why_not_editable(request.user, project, mcq, "MCQ"),
             "multi_video": multi,
             "mcq_config": config,
             "project_videos": list(Video.objects.filter(project=project).only("pk", "name").order_by("name"))
@@ -273,6 +267,7 @@ def mcq_editor(request, slug, mcq_id):
         }
     )
     context.update(unusable_form_context(video=current, user=request.user, project=project))
+    context.update(panels_context(item=mcq, user=request.user))
     return render(request, "annotator/mcq_editor.html", context)
 
 
@@ -325,11 +320,7 @@ def mcq_save_view(request, slug, mcq_id):
 
 
 def _why_not_editable(user, project, mcq) -> str:
-    if mcq.status in REVISER_STATUSES and getattr(mcq, "author_id", None) == user.pk:
-        return "You wrote this MCQ: someone else revises it."
-    if mcq.status not in ANNOTATOR_STATUSES + REVISER_STATUSES:
-        return f"This MCQ is {mcq.get_status_display().lower()}: it can no longer be edited here."
-    return "Your role in this project does not allow editing this MCQ."
+    return why_not_editable(user, project, mcq, "MCQ")
 
 
 def _conflict(exc: StaleVersion, *, project, yours: dict) -> JsonResponse:
@@ -394,17 +385,20 @@ def mcq_submit_view(request, slug, mcq_id):
     if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
         return _json_error("`version` must be a whole number.", 400)
     try:
-        mcq_submit(mcq=mcq, user=request.user, expected_version=version)
+        submitted = mcq_submit(mcq=mcq, user=request.user, expected_version=version)
     except StaleVersion as exc:
         return _conflict(exc, project=project, yours={"version": version})
     except MCQNotReady as exc:
         return _json_error(str(exc), 422, blockers=_findings(exc.problems))
     except (MCQNotEditable, TransitionRefused) as exc:
         return _json_error(str(exc), 409, conflict=False)
+    # The editor stays on the page and says it there; no message is kept for the next page.
     return JsonResponse(
         {
             **mcq_state(mcq=mcq),
             "next": reverse("annotator:mcq_next", args=[slug]) + f"?after={mcq.pk}",
+            "outcome": submitted.outcome,
+            "message": submitted.message("MCQ"),
         }
     )
 

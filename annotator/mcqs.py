@@ -15,13 +15,14 @@ from django.db import transaction
 from simple_history.utils import bulk_create_with_history
 
 from projects.models import Project, ProjectKind
-from reviewer.workflow import EDITABLE, Transition, item_submit, item_transition
+from reviewer.workflow import EDITABLE, item_transition
 from videos.models import Video
 from videos.unusable import unusable_reasons
 
 from . import mcq_checks
 from .concurrency import StaleVersion, version_claim
 from .models import MCQ, ItemStatus, MCQVideo, Origin, ReferredMoment, VideoRole
+from .submission import Submitted, item_hand_on
 
 QUESTION_MAX_CHARS = 5000
 OPTION_MAX_CHARS = 1000
@@ -610,8 +611,8 @@ def mcq_undo(*, mcq: MCQ, user, expected_version: int) -> MCQSaved:
     return saved
 
 
-def mcq_submit(*, mcq: MCQ, user, expected_version: int | None = None) -> Transition:
-    """Hand the MCQ on, unless a blocker remains (raises MCQNotReady listing them all).
+def mcq_submit(*, mcq: MCQ, user, expected_version: int | None = None) -> Submitted:
+    """Hand the MCQ on through the quality gate, unless a blocker remains (raises MCQNotReady listing them all).
 
     With `expected_version`, refuses (StaleVersion) when someone saved after the version the
     person submitting has seen: they would otherwise submit words they never read.
@@ -626,8 +627,8 @@ def mcq_submit(*, mcq: MCQ, user, expected_version: int | None = None) -> Transi
         _, blockers = mcq_findings(mcq=locked)
         if blockers:
             raise MCQNotReady(blockers)
-        result = item_submit(item=locked, user=user)
-    mcq.status = result.item.status
+        result = item_hand_on(item=locked, user=user)
+    mcq.status = locked.status
     mcq.submitted_at = result.item.submitted_at
     return result
 

@@ -5,6 +5,7 @@ and submit. Same contract as the chain editor (see chain_views and static/js/aut
 answer carries the chain pair's whole state; a stale version gets 409 with `theirs`.
 """
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, JsonResponse
 from django.shortcuts import render
@@ -15,9 +16,11 @@ from projects.permissions import get_project_or_404
 from reviewer.workflow import EDITABLE, TransitionRefused
 from videos.player_views import clock_label, player_context
 
-from .chain_views import BadRequest, NotAllowed, error, expected_version, json_body, may_edit, next_url
+from .chain_views import BadRequest, NotAllowed, error, expected_version, json_body, next_url
 from .concurrency import StaleVersion
-from .models import ChainPair, ItemStatus, Relation, RelationDecision
+from .edit_rights import may_edit, why_not_editable
+from .models import ChainPair, Relation, RelationDecision
+from .panels import panels_context
 from .relations import (
     ChainPairNotEditable,
     RelationInvalid,
@@ -29,7 +32,7 @@ from .relations import (
     relation_rewrite,
     relation_types,
 )
-from .selectors import chain_pair_contents, chain_pair_for_editor, review_note
+from .selectors import chain_pair_contents, chain_pair_for_editor
 
 
 def _pair_or_404(request, slug, pair_id) -> ChainPair:
@@ -113,7 +116,7 @@ def pair_editor(request, slug, pair_id):
             "state": state,
             "types": types,
             "editable": editable,
-            "review_note": review_note(item=chain_pair) if chain_pair.status == ItemStatus.REVISING else None,
+            "readonly_reason": "" if editable else why_not_editable(request.user, project, chain_pair, "set of links"),
             "next_url": next_url(project, "pair", chain_pair.pk),
             "editor_config": {
                 "pairId": chain_pair.pk,
@@ -131,6 +134,7 @@ def pair_editor(request, slug, pair_id):
             },
         }
     )
+    context.update(panels_context(item=chain_pair, user=request.user))
     return render(request, "annotator/relation_editor.html", context)
 
 
@@ -139,10 +143,7 @@ def _endpoint(action):
         try:
             chain_pair = _pair_or_404(request, slug, pair_id)
             if not may_edit(request.user, chain_pair.project, chain_pair):
-                raise NotAllowed(
-                    f"Your role in {chain_pair.project.name} does not let you change links that are "
-                    f"{chain_pair.get_status_display().lower()}."
-                )
+                raise NotAllowed(why_not_editable(request.user, chain_pair.project, chain_pair, "set of links"))
             body = json_body(request)
             version = expected_version(body)
             relation = None
@@ -240,5 +241,8 @@ def pair_link_remove(request, chain_pair, relation, body, version):
 @_endpoint
 def pair_submit(request, chain_pair, relation, body, version):
     """POST …/submit/ {version}: hand the links on once every candidate is decided."""
-    chain_pair_submit(chain_pair=chain_pair, user=request.user, expected_version=version)
-    return {"next": next_url(chain_pair.project, "pair", chain_pair.pk)}
+    submitted = chain_pair_submit(chain_pair=chain_pair, user=request.user, expected_version=version)
+    message = submitted.message("Links")
+    messages.success(request, message)  # shown on the next item's page, where the editor goes at once
+    next_page = next_url(chain_pair.project, "pair", chain_pair.pk)
+    return {"next": next_page, "outcome": submitted.outcome, "message": message}

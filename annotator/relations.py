@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 
-from reviewer.workflow import EDITABLE, item_submit, item_transition
+from reviewer.workflow import EDITABLE, item_transition
 
 from .chains import MAX_TEXT_CHARS, chain_turn_rewrite
 from .concurrency import StaleVersion, version_claim
 from .models import ChainPair, ItemStatus, Origin, QAPair, Relation, RelationDecision
+from .submission import Submitted, item_hand_on
 
 
 class RelationInvalid(Exception):
@@ -207,8 +208,8 @@ def relation_remove(*, relation: Relation, expected_version: int, user) -> None:
         relation.delete()
 
 
-def chain_pair_submit(*, chain_pair: ChainPair, user, expected_version: int):
-    """Hand the links on once every candidate has been accepted or rejected."""
+def chain_pair_submit(*, chain_pair: ChainPair, user, expected_version: int) -> Submitted:
+    """Hand the links on once every candidate has been accepted or rejected (through the quality gate)."""
     with transaction.atomic():
         locked = _lock(chain_pair, expected_version)
         open_links = Relation.objects.filter(chain_pair=locked, decision=RelationDecision.CANDIDATE).count()
@@ -219,4 +220,6 @@ def chain_pair_submit(*, chain_pair: ChainPair, user, expected_version: int):
             )
         if locked.author_id is None and getattr(user, "is_authenticated", False):
             ChainPair.objects.filter(pk=locked.pk).update(author=user)  # vouching for a draft as it stands
-        return item_submit(item=locked, user=user)
+        result = item_hand_on(item=locked, user=user)
+    chain_pair.status = locked.status
+    return result

@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from projects.models import Role
 from projects.permissions import roles_of
-from reviewer.models import Assignment, AssignmentStatus, ReviewEvent
+from reviewer.models import Assignment, AssignmentStatus
+from reviewer.queues import DEFAULT_LEASE_SECONDS
 
 from .models import MCQ, ChainPair, ItemStatus, QAChain, QAPair, Relation
 
@@ -59,15 +60,24 @@ def neighbour_pair(chain: QAChain, name: str) -> ChainPair | None:
         return None
 
 
-def review_note(*, item) -> ReviewEvent | None:
-    """The latest transition that carried reasons or a comment (a flag, the judge's verdict)."""
-    return (
-        ReviewEvent.objects.filter(**ReviewEvent.ref_for(item))
-        .filter(~Q(reasons=[]) | ~Q(comment=""))
-        .select_related("actor")
-        .order_by("-created_at", "-id")
+def lease_for_editor(*, item, user) -> Assignment | None:
+    """This person's active lease on the item (annotating, examining or revising), or None: one query.
+
+    A lease past its expiry that is still active is returned too: nobody has taken the item over
+    (a claim would have marked it expired), and the page's first heartbeat renews it or says it lapsed.
+    `seconds` is set to the lease length the heartbeat renews for.
+    """
+    if not getattr(user, "is_authenticated", False):
+        return None
+    lease = (
+        Assignment.objects.filter(**Assignment.ref_for(item), assignee=user, status=AssignmentStatus.ACTIVE)
+        .select_related("queue")
+        .order_by("-leased_at", "-pk")
         .first()
     )
+    if lease is not None:
+        lease.seconds = lease.queue.lease_seconds if lease.queue is not None else DEFAULT_LEASE_SECONDS
+    return lease
 
 
 def chain_pair_for_editor(*, project, pair_id: int) -> ChainPair | None:

@@ -95,3 +95,24 @@ def item_submit(*, item, user) -> Transition:
 def item_history(*, item) -> list[ReviewEvent]:
     ref = ItemRef.ref_for(item)
     return list(ReviewEvent.objects.filter(**ref).select_related("actor").order_by("created_at", "id"))
+
+
+REVISION_AUTHOR = "author"
+REVISION_REVISER = "reviser"
+
+
+def revision_owner(*, item) -> str:
+    """Whose an item in revision is: "author" when the LLM judge sent it back (submitted → revising),
+    so the annotator who wrote it fixes it; "reviser" when it came from flagged or an admin reopened
+    accepted work (and when no move into revising is on record). One query.
+
+    An event that stays in revising (an admin's revert) is not a move into it and is passed over.
+    """
+    came_from = (
+        ReviewEvent.objects.filter(**ItemRef.ref_for(item), to_status=S.REVISING)
+        .exclude(from_status=S.REVISING)
+        .order_by("-created_at", "-id")
+        .values_list("from_status", flat=True)
+        .first()
+    )
+    return REVISION_AUTHOR if came_from == S.SUBMITTED else REVISION_REVISER

@@ -254,7 +254,7 @@
       doc.send(config.urls.submit, {}).then((body) => {
         if (!body) return;
         render(body, false);
-        say("Submitted. Opening the next item…", "info");
+        say((body.message || "Submitted.") + " Opening the next item…", "info");
         window.location.assign(body.next || config.urls.next);
       });
     }

@@ -837,7 +837,7 @@
         setStatus(body.status, body.status_label);
         setEditable(false);
         doc.show("saved", "Submitted · v" + body.version);
-        say("Submitted. Press n for the next item.", "ok");
+        say((body.message || "Submitted.") + " Press n for the next item.", "ok");
       });
     }
 

@@ -206,7 +206,7 @@
     }
     function submit() {
       act(config.urls.submit, {}, (answer) => {
-        say("Submitted. Opening the next item…", "info");
+        say((answer.message || "Submitted.") + " Opening the next item…", "info");
         window.location.assign(answer.next || config.urls.next);
       });
     }

@@ -74,9 +74,9 @@ def test_stranger_and_missing_chain_get_404(client, people, chain, project):
 def test_examiner_reads_but_cannot_save(client, people, chain):
     client.force_login(people["examiner"])
     page = client.get(url(chain)).text
-    assert "Read only" in page and "your role does not annotate" in page
+    assert "Read only" in page and "does not annotate: you can read this chain but not change it." in page
     response = post(client, url(chain, "chain_save"), {"version": 1, "pairs": rows(chain)[:1]})
-    assert response.status_code == 403 and "does not let you edit" in response.json()["error"]
+    assert response.status_code == 403 and "does not annotate" in response.json()["error"]
     for name in ("chain_undo", "chain_submit"):
         assert post(client, url(chain, name), {"version": 1}).status_code == 403
     chain.refresh_from_db()
@@ -198,8 +198,9 @@ def test_editor_query_count_does_not_grow_with_turns_clips_or_links(
     small = make_chain(project, turns=2)
     client.get(url(small))  # warm up
     # session, user, project, membership, chain (with clip, video, neighbours), turns with link
-    # counts, clips, cues (file subtitles, then the transcript when there are none), comment density.
-    with django_assert_num_queries(10) as few:
+    # counts, clips, cues (file subtitles, then the transcript when there are none), comment density,
+    # and the person's lease on the chain.
+    with django_assert_num_queries(11) as few:
         client.get(url(small))
     video = factories.VideoFactory(project=project, duration_s=600.0)
     chains = [make_chain(project, video=video, index=i, turns=8) for i in range(12)]

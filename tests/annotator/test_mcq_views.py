@@ -94,7 +94,7 @@ def test_examiners_may_look_but_not_save(client, people, mcq, video):
     assert page.context["editable"] is False
     response = post_json(client, save_url(mcq), payload(video))
     assert response.status_code == 403
-    assert "does not allow" in response.json()["error"]
+    assert "does not annotate" in response.json()["error"]
     assert MCQ.objects.get(pk=mcq.pk).version == 1
 
 
@@ -103,7 +103,7 @@ def test_the_author_may_not_revise_their_own_item(client, people, mcq, video):
     factories.MembershipFactory(project=mcq.project, user=people["annotator"], role="reviser")
     client.force_login(people["annotator"])
     response = post_json(client, save_url(mcq), payload(video))
-    assert response.status_code == 403 and "someone else revises it" in response.json()["error"]
+    assert response.status_code == 403 and "a reviser who did not write it" in response.json()["error"]
     client.force_login(people["reviser"])
     assert post_json(client, save_url(mcq), payload(video)).status_code == 200
 
@@ -188,7 +188,9 @@ def test_submit_lists_blockers_then_submits_and_logs(client, people, mcq, video)
     response = post_json(client, submit_url(mcq), {"version": 2})
     assert response.status_code == 200
     body = response.json()
-    assert body["status"] == "submitted" and body["next"].endswith(f"?after={mcq.pk}")
+    # MCQs skip the LLM judge unless the project's gate covers them: straight on to examiners.
+    assert body["status"] == "examining" and body["next"].endswith(f"?after={mcq.pk}")
+    assert body["outcome"] == "examining" and body["message"] == "MCQ submitted and passed on to examiners."
     assert ReviewEvent.objects.filter(mcq=mcq, to_status="submitted", actor=people["annotator"]).count() == 1
     # Submitted: no longer editable here.
     assert post_json(client, save_url(mcq), payload(video, version=2)).status_code == 403

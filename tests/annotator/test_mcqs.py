@@ -216,7 +216,7 @@ def test_a_stale_save_conflicts_and_loses_nothing(mcq, people, video):
 def test_a_submitted_item_is_not_editable(mcq, people, video):
     save(mcq, people["annotator"], video)
     mcq_submit(mcq=mcq, user=people["annotator"])
-    with pytest.raises(MCQNotEditable, match="submitted"):
+    with pytest.raises(MCQNotEditable, match="examining"):  # the gate does not cover MCQs by default
         save(mcq, people["annotator"], video)
 
 
@@ -272,7 +272,7 @@ def test_multi_video_roles_are_ordered_reference_first(project, people, trio):
     assert links == [("ref", "reference", 0), ("cand_a", "candidate", 1), ("cand_b", "candidate", 2)]
     assert saved.blockers == [] and saved.warnings == []  # labels: no text checks, no referring query
     mcq_submit(mcq=mcq, user=people["admin"])
-    assert MCQ.objects.get(pk=mcq.pk).status == ItemStatus.SUBMITTED
+    assert MCQ.objects.get(pk=mcq.pk).status == ItemStatus.EXAMINING
 
 
 @pytest.mark.parametrize(
@@ -366,7 +366,8 @@ def test_submit_hands_on_and_logs_an_event(mcq, people, video):
     result = mcq_submit(mcq=saved.mcq, user=people["annotator"], expected_version=saved.mcq.version)
     assert result.event.to_status == ItemStatus.SUBMITTED and result.event.actor == people["annotator"]
     stored = MCQ.objects.get(pk=mcq.pk)
-    assert stored.status == ItemStatus.SUBMITTED and stored.submitted_at
+    # The project's gate does not cover MCQs unless it says so: passed on to examiners at once.
+    assert stored.status == ItemStatus.EXAMINING and stored.submitted_at and result.outcome == "examining"
 
 
 def test_submit_of_a_version_someone_else_changed_is_refused(mcq, people, video):

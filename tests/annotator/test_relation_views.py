@@ -114,7 +114,8 @@ def test_decide_rewrite_add_and_submit(client, people, cp):
     assert post(client, url(cp, "pair_link_type", new), {"version": 4, "type": "object"}).status_code == 200
     assert post(client, url(cp, "pair_link_remove", new), {"version": 5}).status_code == 200
     response = post(client, url(cp, "pair_submit"), {"version": 6})
-    assert response.status_code == 200 and response.json()["status"] == "submitted"
+    assert response.status_code == 200 and response.json()["status"] == "examining"
+    assert response.json()["message"] == "Links submitted and passed on to examiners."
     assert response.json()["next"].endswith(f"?after=pair-{cp.pk}")
 
 
@@ -166,6 +167,6 @@ def test_submitted_pair_is_read_only(client, people, cp):
     ChainPair.objects.filter(pk=cp.pk).update(status=ItemStatus.SUBMITTED)
     QAChain.objects.filter(pk=cp.chain_after_id).update(status=ItemStatus.SUBMITTED)
     client.force_login(people["annotator"])
-    assert "You can read these links but not change them" in client.get(url(cp)).text
+    assert "This set of links is submitted: it can be edited only while" in client.get(url(cp)).text
     link = cp.relations.get()
     assert post(client, url(cp, "pair_link_decide", link), {"version": 1, "decision": "accepted"}).status_code == 403

@@ -223,4 +223,4 @@ def test_submit_needs_every_candidate_decided(cp, people):
     relation_decide(relation=Relation.objects.get(decision=C), decision=R, expected_version=2, user=user)
     chain_pair_submit(chain_pair=cp, user=user, expected_version=3)
     cp.refresh_from_db()
-    assert cp.status == ItemStatus.SUBMITTED
+    assert cp.status == ItemStatus.EXAMINING  # links skip the LLM judge unless the project's gate covers them

@@ -395,7 +395,8 @@ def test_chain_pair_links_are_versioned_and_revert(project, people):
         expected_version=1,
         user=annotator,
     )
-    chain_pair_submit(chain_pair=pair, user=annotator, expected_version=2)
+    chain_pair_submit(chain_pair=pair, user=annotator, expected_version=2)  # no judge for links: examining
+    item_transition(item=pair, to_status=ItemStatus.FLAGGED, actor=people["examiner"])
     item_transition(item=pair, to_status=ItemStatus.REVISING, actor=people["reviser"])
     relation_remove(relation=link, expected_version=2, user=people["reviser"])
     pair.refresh_from_db()

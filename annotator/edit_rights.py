@@ -1,0 +1,49 @@
+"""Who may edit a reviewable item (QA chain, the links of a chain pair, MCQ) at its current stage.
+
+The three editors ask here, so a chain, its links and an MCQ follow one rule:
+
+- draft and annotating: anyone who annotates in the project;
+- revising, sent back by the LLM judge (reviewer.workflow.revision_owner → "author"): the
+  annotator who wrote it fixes what the judge found (an item without an author: any annotator);
+  a project admin may step in;
+- revising after an examiner's flag or an admin's reopen ("reviser"): a reviser who did not write
+  it (examiner and reviser are never the item's author);
+- anything else (submitted, under review, accepted): nobody, here.
+"""
+
+from projects.permissions import Action, can
+from reviewer.workflow import REVISION_AUTHOR, revision_owner
+
+from .models import ItemStatus
+
+ANNOTATOR_STATUSES = (ItemStatus.DRAFT, ItemStatus.ANNOTATING)
+
+
+def may_edit(user, project, item) -> bool:
+    if item.status in ANNOTATOR_STATUSES:
+        return can(user, Action.ANNOTATE, project)
+    if item.status != ItemStatus.REVISING:
+        return False
+    if revision_owner(item=item) == REVISION_AUTHOR:
+        if can(user, Action.ADMINISTER, project):
+            return True
+        author_id = getattr(item, "author_id", None)
+        return can(user, Action.ANNOTATE, project) and (author_id is None or author_id == user.pk)
+    return can(user, Action.REVISE, project, item)
+
+
+def why_not_editable(user, project, item, noun: str = "item") -> str:
+    """A sentence saying why `may_edit` said no, and what to do instead."""
+    status = item.get_status_display().lower()
+    if item.status in ANNOTATOR_STATUSES:
+        return f"Your role in {project.name} does not annotate: you can read this {noun} but not change it."
+    if item.status != ItemStatus.REVISING:
+        return f"This {noun} is {status}: it can be edited only while it is a draft, being annotated or being revised."
+    if revision_owner(item=item) == REVISION_AUTHOR:
+        return (
+            f"The LLM judge sent this {noun} back to the annotator who wrote it: only they (or a project admin) "
+            "fix it."
+        )
+    if getattr(item, "author_id", None) == user.pk:
+        return f"You wrote this {noun}: a reviser who did not write it fixes what the examiner flagged."
+    return f"Your role in {project.name} does not let you revise this {noun}."
