@@ -1,0 +1,736 @@
+"""Reads behind the admins' dashboards: one project, one date range, every figure counted in the database.
+
+Each selector runs one or a few aggregate queries (GROUP BY in SQL, a fixed number however many
+rows there are) and returns small dataclasses; Python only folds the aggregated rows. The same
+numbers feed the chart, the table and the CSV of a panel (`panel_table`), and `panel_rows` lists
+the rows behind any one number, so every figure can be traced to the items it counts.
+
+Definitions (what each number means):
+
+- **Progress by stage**: items of each kind per status, now (not limited to the date range).
+- **Throughput**, per person and day of the range: *submits* are ReviewEvents into "submitted"
+  from drafting or annotating, *revisions* those from "revising" (a reviser handing the fixed item
+  back); *passes* and *flags* are examiners' own verdicts (ExamVerdict), so with an overlap of 2
+  both examiners of an item are counted, not only the one whose verdict moved it.
+- **Time per item**: for leases completed in the range, the median and 90th percentile of
+  completed − leased per stage and kind (time holding the item, heartbeats included); and of the
+  examiners' `seconds_spent` per kind, for verdicts given in the range.
+- **Flag rate**: among examination rounds *decided* in the range (ReviewEvents from "examining" to
+  "accepted" or "flagged"; with overlap > 1 one decision per round, flagged when any examiner
+  flagged), the share that ended flagged. Per annotator: by the item's author (its current one).
+  Per category: an MCQ by its category; a QA chain once under each distinct skill among its QA
+  pairs (a chain of skills II and PA counts for both, once each); a chain pair once under each
+  relation type among its relations. Skills and types are the items' current ones.
+- **Judge scores**: QualityScore rows created in the range (every judge run, older versions too),
+  per kind in bins of 10 (0–10, …, 90–100; 100 falls in the last bin), and how many reach the
+  project's *current* threshold (the stored verdict used the threshold of its day).
+- **Queue depth**: items with a free slot now (`reviewer.queues.queue_stats`: one query per item
+  kind among the project's queues, at most three, plus one for the leases), with live and expired
+  leases (all time).
+- **Expired leases**: leases that lapsed (swept to "expired", or still "active" past their expiry),
+  by queue and by the day they lapsed, within the range.
+- **Agreement**: per queue, units = (item, round) with at least two verdicts given in the range;
+  Krippendorff's alpha (nominal, pass/flag) over them, and Cohen's kappa when every unit was
+  judged by the same two examiners. Counted as unit *shapes* (how many passed out of how many, by
+  whom) in SQL, so the folding in Python does not grow with the number of units.
+
+Days are calendar days in the project's time zone setting (settings.TIME_ZONE).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models import Aggregate, Count, F, FloatField, Func, IntegerField, Max, Min, Q, Value
+from django.db.models.functions import Coalesce, Least, TruncDate
+from django.utils import timezone
+
+from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
+from projects.models import Project
+
+from .agreement import cohen_kappa_from_table, krippendorff_alpha_from_counts
+from .models import Assignment, AssignmentStatus, ExamVerdict, ItemKind, QualityScore, ReviewEvent, ReviewQueue
+from .queues import queue_stats
+
+S = ItemStatus
+KINDS = [(ItemKind.QA_CHAIN, QAChain), (ItemKind.CHAIN_PAIR, ChainPair), (ItemKind.MCQ, MCQ)]
+DEFAULT_DAYS = 30
+MAX_DAYS = 366
+BIN_EDGES = list(range(0, 101, 10))
+ROWS_LIMIT = 200
+
+PANELS = {
+    "progress": "Progress by stage",
+    "throughput": "Throughput per person and day",
+    "time": "Time per item",
+    "flags-author": "Flag rate per annotator",
+    "flags-category": "Flag rate per category",
+    "judge": "Judge scores",
+    "queues": "Queue depth",
+    "expired": "Expired leases",
+    "agreement": "Agreement (overlap > 1)",
+}
+
+
+# --- the date range ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Period:
+    """Calendar days `start`..`end`, both included."""
+
+    start: dt.date
+    end: dt.date
+
+    @classmethod
+    def last(cls, days: int = DEFAULT_DAYS, today: dt.date | None = None) -> Period:
+        today = today or timezone.localdate()
+        return cls(today - dt.timedelta(days=days - 1), today)
+
+    @property
+    def since(self) -> dt.datetime:
+        return timezone.make_aware(dt.datetime.combine(self.start, dt.time.min))
+
+    @property
+    def until(self) -> dt.datetime:
+        return timezone.make_aware(dt.datetime.combine(self.end + dt.timedelta(days=1), dt.time.min))
+
+    @property
+    def days(self) -> list[dt.date]:
+        return [self.start + dt.timedelta(days=i) for i in range((self.end - self.start).days + 1)]
+
+    def q(self, column: str = "created_at") -> Q:
+        return Q(**{f"{column}__gte": self.since, f"{column}__lt": self.until})
+
+
+def period_parse(start: str | None, end: str | None, *, today: dt.date | None = None) -> tuple[Period, list[str]]:
+    """The range people asked for, or the last 30 days with the reasons it was not usable."""
+    default = Period.last(today=today)
+    if not start and not end:
+        return default, []
+    errors = []
+    try:
+        first = dt.date.fromisoformat(start) if start else default.start
+    except ValueError:
+        errors.append(f"“{start}” is not a date (YYYY-MM-DD).")
+    try:
+        last = dt.date.fromisoformat(end) if end else default.end
+    except ValueError:
+        errors.append(f"“{end}” is not a date (YYYY-MM-DD).")
+    if errors:
+        return default, errors + ["Showing the last 30 days instead."]
+    if first > last:
+        return default, [f"The range starts ({first}) after it ends ({last}). Showing the last 30 days instead."]
+    if (last - first).days + 1 > MAX_DAYS:
+        return default, [f"A range can span at most {MAX_DAYS} days. Showing the last 30 days instead."]
+    return Period(first, last), []
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+class Percentile(Aggregate):
+    """PostgreSQL's ordered-set aggregate percentile_cont(f) WITHIN GROUP (ORDER BY x)."""
+
+    function = "PERCENTILE_CONT"
+    template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
+
+    def __init__(self, expression, fraction: float, **extra):
+        super().__init__(expression, fraction=float(fraction), output_field=FloatField(), **extra)
+
+
+def _epoch(expression):
+    return Func(expression, template="EXTRACT(EPOCH FROM %(expressions)s)", output_field=FloatField())
+
+
+def _names(ids) -> dict[int, str]:
+    ids = {i for i in ids if i is not None}
+    if not ids:
+        return {}
+    return dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username"))
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+# --- progress ------------------------------------------------------------------------------------
+
+
+@dataclass
+class ProgressRow:
+    kind: str
+    label: str
+    counts: dict[str, int]  # status → items
+    total: int
+
+
+def progress_by_stage(*, project: Project) -> list[ProgressRow]:
+    """Items of each kind per status, in one query (a UNION of three GROUP BYs)."""
+    parts = [
+        model.objects.filter(project=project)
+        .order_by()
+        .values("status")
+        .annotate(n=Count("pk"), kind=Value(str(kind)))
+        .values_list("kind", "status", "n")
+        for kind, model in KINDS
+    ]
+    counts: dict[str, dict[str, int]] = defaultdict(dict)
+    for kind, status, n in parts[0].union(*parts[1:], all=True):
+        counts[kind][status] = n
+    return [
+        ProgressRow(str(kind), kind.label, {s: counts[kind].get(s, 0) for s in S.values}, sum(counts[kind].values()))
+        for kind, _ in KINDS
+    ]
+
+
+# --- throughput ----------------------------------------------------------------------------------
+
+ACTIONS = ("submits", "revisions", "passes", "flags")
+
+
+@dataclass
+class ThroughputRow:
+    person_id: int
+    person: str
+    day: dt.date
+    submits: int = 0
+    revisions: int = 0
+    passes: int = 0
+    flags: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.submits + self.revisions + self.passes + self.flags
+
+
+@dataclass
+class Throughput:
+    days: list[dt.date]
+    rows: list[ThroughputRow]  # one per person and day with any work, by person then day
+
+    def per_day(self) -> dict[str, list[int]]:
+        index = {d: i for i, d in enumerate(self.days)}
+        out = {a: [0] * len(self.days) for a in ACTIONS}
+        for row in self.rows:
+            for a in ACTIONS:
+                out[a][index[row.day]] += getattr(row, a)
+        return out
+
+    def people(self) -> list[tuple[int, str, dict[str, int], list[int]]]:
+        """(id, name, totals per action, total per day) per person, busiest first."""
+        index = {d: i for i, d in enumerate(self.days)}
+        people: dict[int, tuple[str, dict[str, int], list[int]]] = {}
+        for row in self.rows:
+            name, totals, daily = people.setdefault(
+                row.person_id, (row.person, dict.fromkeys(ACTIONS, 0), [0] * len(self.days))
+            )
+            for a in ACTIONS:
+                totals[a] += getattr(row, a)
+            daily[index[row.day]] += row.total
+        ordered = sorted(people.items(), key=lambda kv: (-sum(kv[1][1].values()), kv[1][0]))
+        return [(pk, name, totals, daily) for pk, (name, totals, daily) in ordered]
+
+
+def throughput(*, project: Project, period: Period) -> Throughput:
+    """Submits and revisions from the review log, passes and flags from verdicts: two GROUP BYs."""
+    handed_on = (
+        ReviewEvent.objects.filter(period.q(), project=project, to_status=S.SUBMITTED, actor__isnull=False)
+        .annotate(day=TruncDate("created_at"))
+        .values("actor", "day")
+        .annotate(
+            revisions=Count("pk", filter=Q(from_status=S.REVISING)),
+            submits=Count("pk", filter=~Q(from_status=S.REVISING)),
+        )
+        .order_by()
+    )
+    judged = (
+        ExamVerdict.objects.filter(period.q(), project=project)
+        .annotate(day=TruncDate("created_at"))
+        .values("examiner", "day")
+        .annotate(passes=Count("pk", filter=Q(passed=True)), flags=Count("pk", filter=Q(passed=False)))
+        .order_by()
+    )
+    rows: dict[tuple[int, dt.date], ThroughputRow] = {}
+    for r in handed_on:
+        row = rows.setdefault((r["actor"], r["day"]), ThroughputRow(r["actor"], "", r["day"]))
+        row.submits, row.revisions = r["submits"], r["revisions"]
+    for r in judged:
+        row = rows.setdefault((r["examiner"], r["day"]), ThroughputRow(r["examiner"], "", r["day"]))
+        row.passes, row.flags = r["passes"], r["flags"]
+    names = _names(pk for pk, _ in rows)
+    for row in rows.values():
+        row.person = names.get(row.person_id, f"user {row.person_id}")
+    ordered = sorted(rows.values(), key=lambda r: (r.person, r.day))
+    return Throughput(days=period.days, rows=ordered)
+
+
+# --- time per item --------------------------------------------------------------------------------
+
+
+@dataclass
+class TimingRow:
+    source: str  # "lease" (completed − leased) or "verdict" (seconds_spent)
+    stage: str
+    kind: str
+    n: int
+    median_s: float | None
+    p90_s: float | None
+
+    @property
+    def label(self) -> str:
+        what = "verdict" if self.source == "verdict" else S(self.stage).label.lower()
+        return f"{ItemKind(self.kind).label} · {what}"
+
+
+def _percentiles(qs, group: list[str], seconds) -> list[dict]:
+    """n, median and p90 of `seconds` per group: in SQL on PostgreSQL; SQLite (the one-person
+    development set-up, which has no percentile aggregate) reads the values and computes them here."""
+    if connection.vendor == "postgresql":
+        return list(
+            qs.annotate(_s=seconds)
+            .values(*group)
+            .annotate(n=Count("pk"), median=Percentile("_s", 0.5), p90=Percentile("_s", 0.9))
+            .order_by(*group)
+        )
+    values: dict[tuple, list[float]] = defaultdict(list)
+    for row in qs.annotate(_s=seconds).values(*group, "_s"):
+        value = row["_s"]
+        if isinstance(value, dt.timedelta):
+            value = value.total_seconds()
+        values[tuple(row[g] for g in group)].append(float(value))
+    out = []
+    for key in sorted(values):
+        xs = sorted(values[key])
+        out.append(dict(zip(group, key, strict=True)) | {"n": len(xs), "median": _pct(xs, 0.5), "p90": _pct(xs, 0.9)})
+    return out
+
+
+def _pct(xs: list[float], fraction: float) -> float:
+    """percentile_cont: linear interpolation between the closest ranks."""
+    if len(xs) == 1:
+        return xs[0]
+    position = fraction * (len(xs) - 1)
+    low = int(position)
+    high = min(low + 1, len(xs) - 1)
+    return xs[low] + (xs[high] - xs[low]) * (position - low)
+
+
+def time_per_item(*, project: Project, period: Period) -> list[TimingRow]:
+    """Two GROUP BYs with percentiles: completed leases per stage and kind, verdicts per kind."""
+    if connection.vendor == "postgresql":
+        lease_seconds = _epoch(F("completed_at") - F("leased_at"))
+    else:
+        lease_seconds = F("completed_at") - F("leased_at")
+    leases = Assignment.objects.filter(
+        period.q("completed_at"), project=project, status=AssignmentStatus.COMPLETED, completed_at__isnull=False
+    )
+    verdicts = ExamVerdict.objects.filter(period.q(), project=project, seconds_spent__isnull=False)
+    rows = [
+        TimingRow("lease", r["stage"], r["item_kind"], r["n"], r["median"], r["p90"])
+        for r in _percentiles(leases, ["stage", "item_kind"], lease_seconds)
+    ]
+    rows += [
+        TimingRow("verdict", S.EXAMINING, r["item_kind"], r["n"], r["median"], r["p90"])
+        for r in _percentiles(verdicts, ["item_kind"], F("seconds_spent"))
+    ]
+    order = {S.ANNOTATING: 0, S.EXAMINING: 1, S.REVISING: 2}
+    kinds = {str(k): i for i, (k, _) in enumerate(KINDS)}
+    rows.sort(key=lambda r: (r.source == "verdict", kinds.get(r.kind, 9), order.get(r.stage, 9)))
+    return rows
+
+
+# --- flag rates ----------------------------------------------------------------------------------
+
+
+@dataclass
+class FlagRow:
+    key: str  # what the rows page filters on: an author id ("none" for no author) or "kind:category"
+    label: str
+    decided: int
+    flagged: int
+
+    @property
+    def rate(self) -> float | None:
+        return _rate(self.flagged, self.decided)
+
+
+def decided_rounds(*, project: Project, period: Period):
+    """ReviewEvents that closed an examination round in the range (accepted or flagged)."""
+    return ReviewEvent.objects.filter(
+        period.q(), project=project, from_status=S.EXAMINING, to_status__in=[S.ACCEPTED, S.FLAGGED]
+    )
+
+
+_AUTHOR = Coalesce("qa_chain__author", "chain_pair__author", "mcq__author")
+
+
+def flag_rates_by_author(*, project: Project, period: Period) -> list[FlagRow]:
+    """One GROUP BY on the item's author (whichever of the three item columns is set)."""
+    rows = list(
+        decided_rounds(project=project, period=period)
+        .annotate(author=_AUTHOR)
+        .values("author")
+        .annotate(decided=Count("pk"), flagged=Count("pk", filter=Q(to_status=S.FLAGGED)))
+        .order_by()
+    )
+    names = _names(r["author"] for r in rows)
+    out = [
+        FlagRow(
+            str(r["author"]) if r["author"] is not None else "none",
+            names.get(r["author"], "(no author)"),
+            r["decided"],
+            r["flagged"],
+        )
+        for r in rows
+    ]
+    out.sort(key=lambda r: (-(r.rate or 0), -r.decided, r.label))
+    return out
+
+
+_CATEGORY_PATHS = {
+    ItemKind.MCQ: "mcq__category",
+    ItemKind.QA_CHAIN: "qa_chain__pairs__skill",
+    ItemKind.CHAIN_PAIR: "chain_pair__relations__relation_type",
+}
+
+
+def flag_rates_by_category(*, project: Project, period: Period) -> list[FlagRow]:
+    """One GROUP BY per kind: MCQ category, chain skill, chain-pair relation type (distinct rounds)."""
+    decided = decided_rounds(project=project, period=period)
+    out = []
+    for kind, path in _CATEGORY_PATHS.items():
+        rows = (
+            decided.filter(item_kind=kind)
+            .values(category=F(path))
+            .annotate(
+                decided=Count("pk", distinct=True), flagged=Count("pk", distinct=True, filter=Q(to_status=S.FLAGGED))
+            )
+            .order_by()
+        )
+        for r in rows:
+            category = r["category"] or ""
+            out.append(
+                FlagRow(f"{kind}:{category}", f"{kind.label} · {category or '(none)'}", r["decided"], r["flagged"])
+            )
+    out.sort(key=lambda r: (-(r.rate or 0), -r.decided, r.label))
+    return out
+
+
+# --- judge scores -------------------------------------------------------------------------------
+
+
+@dataclass
+class JudgeKind:
+    kind: str
+    label: str
+    bins: list[int]  # scores per bin of BIN_EDGES
+    passing: int  # at or above the project's threshold
+
+    @property
+    def total(self) -> int:
+        return sum(self.bins)
+
+    @property
+    def pass_rate(self) -> float | None:
+        return _rate(self.passing, self.total)
+
+
+@dataclass
+class JudgeScores:
+    threshold: int
+    kinds: list[JudgeKind] = field(default_factory=list)
+
+
+def judge_scores(*, project: Project, period: Period) -> JudgeScores:
+    """One GROUP BY (kind, bin) of the scores given in the range."""
+    threshold = project.judge_threshold
+    rows = (
+        QualityScore.objects.filter(period.q(), project=project)
+        .annotate(bin=Least(F("overall") / 10, Value(9), output_field=IntegerField()))
+        .values("item_kind", "bin")
+        .annotate(n=Count("pk"), passing=Count("pk", filter=Q(overall__gte=threshold)))
+        .order_by()
+    )
+    kinds = {str(k): JudgeKind(str(k), k.label, [0] * 10, 0) for k, _ in KINDS}
+    for r in rows:
+        kind = kinds[r["item_kind"]]
+        kind.bins[r["bin"]] += r["n"]
+        kind.passing += r["passing"]
+    return JudgeScores(threshold=threshold, kinds=[k for k in kinds.values() if k.total] or [])
+
+
+# --- queues ------------------------------------------------------------------------------------
+
+
+@dataclass
+class QueueRow:
+    queue: ReviewQueue
+    depth: int
+    active: int
+    expired: int
+
+
+def project_queues(*, project: Project) -> list[ReviewQueue]:
+    queues = list(ReviewQueue.objects.filter(project=project).order_by("-priority", "name", "pk"))
+    for q in queues:
+        q.project = project  # the depth query reads the project's gate settings
+    return queues
+
+
+def queue_depths(*, project: Project, queues: list[ReviewQueue] | None = None, now=None) -> list[QueueRow]:
+    """Depth and leases of every queue: `queue_stats`, one query per item kind (≤ 3) and one for leases."""
+    queues = project_queues(project=project) if queues is None else queues
+    stats = queue_stats(queues=queues, now=now) if queues else {}
+    return [QueueRow(q, stats[q.pk].depth, stats[q.pk].active, stats[q.pk].expired) for q in queues]
+
+
+def _lapsed_q(now) -> Q:
+    return Q(status=AssignmentStatus.EXPIRED) | Q(status=AssignmentStatus.ACTIVE, lease_expires_at__lte=now)
+
+
+@dataclass
+class ExpiredLeases:
+    days: list[dt.date]
+    series: list[tuple[int | None, str, list[int]]]  # (queue id, name, count per day)
+
+    @property
+    def total(self) -> int:
+        return sum(sum(counts) for _, _, counts in self.series)
+
+
+def expired_leases(*, project: Project, period: Period, now=None) -> ExpiredLeases:
+    """One GROUP BY (queue, day the lease lapsed)."""
+    now = now or timezone.now()
+    rows = (
+        Assignment.objects.filter(_lapsed_q(now), period.q("lease_expires_at"), project=project)
+        .annotate(day=TruncDate("lease_expires_at"))
+        .values("queue", "queue__name", "day")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    index = {d: i for i, d in enumerate(period.days)}
+    series: dict[int | None, tuple[str, list[int]]] = {}
+    for r in rows:
+        name, counts = series.setdefault(r["queue"], (r["queue__name"] or "(no queue)", [0] * len(index)))
+        counts[index[r["day"]]] += r["n"]
+    ordered = sorted(series.items(), key=lambda kv: (-sum(kv[1][1]), kv[1][0]))
+    return ExpiredLeases(days=period.days, series=[(pk, name, counts) for pk, (name, counts) in ordered])
+
+
+# --- agreement ---------------------------------------------------------------------------------
+
+
+@dataclass
+class QueueAgreement:
+    queue_id: int | None
+    name: str
+    overlap: int | None
+    units: int = 0  # item rounds with at least two verdicts
+    all_passed: int = 0
+    split: int = 0
+    all_flagged: int = 0
+    examiners: int = 0
+    alpha: float | None = None
+    kappa: float | None = None  # only when the same two examiners judged every unit
+
+    @property
+    def observed(self) -> float | None:
+        """Share of units on which every examiner said the same."""
+        return _rate(self.all_passed + self.all_flagged, self.units)
+
+
+_UNIT = ["queue", "item_kind", "qa_chain", "chain_pair", "mcq", "round_started_at"]
+
+
+def _unit_shapes(verdicts) -> list[tuple]:
+    """(queue, verdicts, passes, lowest examiner, highest examiner, lowest passing examiner, units) per
+    distinct shape of the units with two or more verdicts: GROUP BY unit inside, GROUP BY shape outside."""
+    units = (
+        verdicts.values(*_UNIT)
+        .annotate(
+            m=Count("pk"),
+            p=Count("pk", filter=Q(passed=True)),
+            r1=Min("examiner"),
+            r2=Max("examiner"),
+            passer=Min("examiner", filter=Q(passed=True)),
+        )
+        .filter(m__gte=2)
+        .order_by()
+    )
+    inner, params = units.query.sql_with_params()
+    sql = (
+        "SELECT u.queue, u.m, u.p, u.r1, u.r2, u.passer, COUNT(*) FROM ("  # noqa: S608 - inner SQL is the ORM's
+        + inner
+        + ") u GROUP BY u.queue, u.m, u.p, u.r1, u.r2, u.passer"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def agreement(*, project: Project, period: Period, queues: list[ReviewQueue] | None = None) -> list[QueueAgreement]:
+    """Per queue with overlap > 1 (or any queue whose items got two or more verdicts in the range)."""
+    queues = project_queues(project=project) if queues is None else queues
+    verdicts = ExamVerdict.objects.filter(period.q(), project=project)
+    shapes = _unit_shapes(verdicts)
+    examiners = dict(
+        verdicts.values("queue").annotate(n=Count("examiner", distinct=True)).order_by().values_list("queue", "n")
+    )
+    by_queue: dict[int | None, list[tuple]] = defaultdict(list)
+    for queue_id, *shape in shapes:
+        by_queue[queue_id].append(tuple(shape))
+    rows = []
+    known = {q.pk: q for q in queues}
+    wanted = [q.pk for q in queues if q.overlap > 1] + [
+        pk for pk in by_queue if pk not in known or known[pk].overlap <= 1
+    ]
+    for pk in dict.fromkeys(wanted):
+        queue = known.get(pk)
+        row = QueueAgreement(
+            pk, queue.name if queue else "(no queue)", queue.overlap if queue else None, examiners=examiners.get(pk, 0)
+        )
+        counts, pairs, table = [], set(), defaultdict(int)
+        for m, p, r1, r2, passer, n in by_queue.get(pk, []):
+            row.units += n
+            if p == m:
+                row.all_passed += n
+            elif p == 0:
+                row.all_flagged += n
+            else:
+                row.split += n
+            counts.append(({True: p, False: m - p}, n))
+            pairs.add((m, r1, r2))
+            first_passed = p == 2 or (p == 1 and passer == r1)
+            second_passed = p == 2 or (p == 1 and passer == r2)
+            table[(first_passed, second_passed)] += n
+        row.alpha = krippendorff_alpha_from_counts(counts)
+        if len(pairs) == 1 and next(iter(pairs))[0] == 2:
+            row.kappa = cohen_kappa_from_table(table)
+        rows.append(row)
+    return rows
+
+
+# --- tables: what the page lists and the CSV holds -----------------------------------------------------
+
+
+@dataclass
+class Table:
+    columns: list[str]
+    rows: list[list]
+
+
+def _round(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def panel_table(panel: str, data) -> Table:
+    """The numbers of a panel as plain rows (the CSV, and the table beside the chart)."""
+    if panel == "progress":
+        return Table(["kind", *S.values, "total"], [[r.label, *(r.counts[s] for s in S.values), r.total] for r in data])
+    if panel == "throughput":
+        return Table(
+            ["person", "day", *ACTIONS],
+            [[r.person, r.day.isoformat(), r.submits, r.revisions, r.passes, r.flags] for r in data.rows],
+        )
+    if panel == "time":
+        return Table(
+            ["kind", "stage", "source", "n", "median_s", "p90_s"],
+            [
+                [ItemKind(r.kind).label, S(r.stage).label, r.source, r.n, _round(r.median_s, 1), _round(r.p90_s, 1)]
+                for r in data
+            ],
+        )
+    if panel in ("flags-author", "flags-category"):
+        first = "annotator" if panel == "flags-author" else "category"
+        return Table(
+            [first, "decided", "flagged", "flag_rate"], [[r.label, r.decided, r.flagged, _round(r.rate)] for r in data]
+        )
+    if panel == "judge":
+        # Bins are [from, to) but the last one [90, 100]; each row repeats its kind's pass count.
+        rows = [
+            [k.label, BIN_EDGES[i], BIN_EDGES[i + 1], n, k.total, k.passing, data.threshold]
+            for k in data.kinds
+            for i, n in enumerate(k.bins)
+        ]
+        return Table(["kind", "from", "to", "scores", "kind_scores", "kind_passing", "threshold"], rows)
+    if panel == "queues":
+        return Table(
+            ["queue", "stage", "kind", "overlap", "depth", "active_leases", "expired_leases"],
+            [
+                [
+                    r.queue.name,
+                    r.queue.get_stage_display(),
+                    r.queue.get_item_kind_display(),
+                    r.queue.overlap,
+                    r.depth,
+                    r.active,
+                    r.expired,
+                ]
+                for r in data
+            ],
+        )
+    if panel == "expired":
+        rows = []
+        for _pk, name, counts in data.series:
+            rows += [[name, day.isoformat(), n] for day, n in zip(data.days, counts, strict=True) if n]
+        rows.sort(key=lambda r: (r[1], r[0]))
+        return Table(["queue", "day", "expired"], rows)
+    if panel == "agreement":
+        return Table(
+            [
+                "queue",
+                "overlap",
+                "units",
+                "all_passed",
+                "split",
+                "all_flagged",
+                "examiners",
+                "observed",
+                "alpha",
+                "kappa",
+            ],
+            [
+                [
+                    r.name,
+                    r.overlap,
+                    r.units,
+                    r.all_passed,
+                    r.split,
+                    r.all_flagged,
+                    r.examiners,
+                    _round(r.observed),
+                    _round(r.alpha),
+                    _round(r.kappa),
+                ]
+                for r in data
+            ],
+        )
+    raise KeyError(panel)
+
+
+def panel_data(panel: str, *, project: Project, period: Period, queues: list[ReviewQueue] | None = None, now=None):
+    """Run one panel's selector."""
+    if panel == "progress":
+        return progress_by_stage(project=project)
+    if panel == "throughput":
+        return throughput(project=project, period=period)
+    if panel == "time":
+        return time_per_item(project=project, period=period)
+    if panel == "flags-author":
+        return flag_rates_by_author(project=project, period=period)
+    if panel == "flags-category":
+        return flag_rates_by_category(project=project, period=period)
+    if panel == "judge":
+        return judge_scores(project=project, period=period)
+    if panel == "queues":
+        return queue_depths(project=project, queues=queues, now=now)
+    if panel == "expired":
+        return expired_leases(project=project, period=period, now=now)
+    if panel == "agreement":
+        return agreement(project=project, period=period, queues=queues)
+    raise KeyError(panel)

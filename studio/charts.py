@@ -1,0 +1,345 @@
+"""Charts as server-rendered SVG: pure functions that turn series into geometry.
+
+Nothing here touches the database or knows what it draws. A function returns a `Chart` whose
+bars, lines, ticks and labels carry their pixel positions, values and (optionally) links; the
+partial `templates/charts/chart.html` draws any Chart:
+
+    {% include "charts/chart.html" with chart=my_chart %}
+
+so a page needs no chart library and no JavaScript, prints and zooms crisply, and each bar can be
+a link to the rows behind its number. Colours are the Okabe-Ito palette (safe for colour-blind
+readers); every mark has a <title> with its exact value for hover and screen readers, and pages
+are expected to show the same numbers in a table beside the chart.
+
+Kinds: `bar_chart` (vertical or horizontal), `stacked_bar_chart`, `histogram`, `line_chart`,
+and `small_multiples` (one small line or bar chart per series, on a shared scale).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+MUTED = "#8a949e"
+
+Href = Callable[[int, int], str | None]  # (series index, category index) → link or None
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    fill: str
+    value: float
+    title: str  # what hovering shows: category, series and exact value
+    href: str | None = None
+
+
+@dataclass(frozen=True)
+class Point:
+    x: float
+    y: float
+    value: float
+    title: str
+    href: str | None = None
+
+
+@dataclass(frozen=True)
+class Line:
+    name: str
+    stroke: str
+    points: list[Point]
+
+    @property
+    def path(self) -> str:
+        return " ".join(f"{p.x:.1f},{p.y:.1f}" for p in self.points)
+
+
+@dataclass(frozen=True)
+class Label:
+    x: float
+    y: float
+    text: str
+    anchor: str = "middle"  # SVG text-anchor
+
+
+@dataclass(frozen=True)
+class Gridline:
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+
+
+@dataclass(frozen=True)
+class LegendEntry:
+    name: str
+    fill: str
+
+
+@dataclass
+class Chart:
+    kind: str
+    width: int
+    height: int
+    title: str
+    description: str = ""
+    bars: list[Bar] = field(default_factory=list)
+    lines: list[Line] = field(default_factory=list)
+    value_labels: list[Label] = field(default_factory=list)  # the value axis
+    category_labels: list[Label] = field(default_factory=list)  # the category axis
+    gridlines: list[Gridline] = field(default_factory=list)
+    axis: Gridline | None = None  # the baseline (value 0)
+    legend: list[LegendEntry] = field(default_factory=list)
+    empty: bool = False  # nothing to draw: the partial says so instead
+
+
+# --- scales -------------------------------------------------------------------------------------
+
+
+def nice_ceiling(value: float) -> float:
+    """The smallest 1, 2, 2.5 or 5 × 10^k at or above `value` (1 for nothing), so axes read easily."""
+    if not value or value <= 0 or not math.isfinite(value):
+        return 1.0
+    power = 10 ** math.floor(math.log10(value))
+    for step in (1, 2, 2.5, 5, 10):
+        if step * power >= value - 1e-12:
+            return step * power
+    return 10 * power  # pragma: no cover - the loop always returns
+
+
+def ticks(top: float, count: int = 4) -> list[float]:
+    """`count` + 1 evenly spaced values from 0 to `top` (a nice ceiling)."""
+    return [top * i / count for i in range(count + 1)]
+
+
+def format_value(value: float) -> str:
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+def _thin(n: int, room: float, per_label: float) -> int:
+    """Show every k-th category label so that labels do not overlap."""
+    fits = max(1, int(room // per_label))
+    return max(1, math.ceil(n / fits))
+
+
+def _colour(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+# --- bars ----------------------------------------------------------------------------------------
+
+LEFT = 48  # room for value labels (vertical charts)
+BOTTOM = 22  # room for category labels
+TOP = 8
+RIGHT = 8
+ROW = 18  # height of one category in a horizontal chart
+LEGEND_ROW = 18
+
+
+def stacked_bar_chart(
+    categories: Sequence[str],
+    series: Sequence[tuple[str, Sequence[float]]],
+    *,
+    title: str,
+    description: str = "",
+    href: Href | None = None,
+    horizontal: bool = False,
+    width: int = 640,
+    height: int = 220,
+    label_width: int = 140,
+    colours: Sequence[str] | None = None,
+    kind: str = "stacked",
+) -> Chart:
+    """Bars per category, one segment per series stacked on each other (one series: a plain bar chart)."""
+    categories = [str(c) for c in categories]
+    colours = list(colours) if colours else [_colour(i) for i in range(len(series))]
+    n = len(categories)
+    totals = [sum(values[i] or 0 for _, values in series) for i in range(n)]
+    if horizontal:
+        height = TOP + n * ROW + BOTTOM + (LEGEND_ROW if len(series) > 1 else 0)
+    chart = Chart(kind=kind, width=width, height=height, title=title, description=description)
+    if len(series) > 1:
+        chart.legend = [LegendEntry(name, colours[i]) for i, (name, _) in enumerate(series)]
+    if n == 0 or not any(totals):
+        chart.empty = True
+        return chart
+    top = nice_ceiling(max(totals))
+    if horizontal:
+        left, right = label_width, width - RIGHT - 40  # room for the total at the bar's end
+        plot_top = TOP + (LEGEND_ROW if len(series) > 1 else 0)
+
+        def scale(v: float) -> float:
+            return (right - left) * v / top
+
+        for t in ticks(top):
+            x = left + scale(t)
+            chart.gridlines.append(Gridline(x, plot_top, x, plot_top + n * ROW))
+            chart.value_labels.append(Label(x, plot_top + n * ROW + 14, format_value(t)))
+        chart.axis = Gridline(left, plot_top, left, plot_top + n * ROW)
+        for i, category in enumerate(categories):
+            y, start = plot_top + i * ROW + 2, 0.0
+            chart.category_labels.append(Label(left - 6, y + ROW / 2 + 2, _clip(category, label_width // 7), "end"))
+            for s, (name, values) in enumerate(series):
+                value = values[i] or 0
+                if value:
+                    title_text = _title(category, name if len(series) > 1 else "", value)
+                    link = href(s, i) if href else None
+                    chart.bars.append(
+                        Bar(left + scale(start), y, scale(value), ROW - 4, colours[s], value, title_text, link)
+                    )
+                start += value
+            chart.value_labels.append(
+                Label(left + scale(totals[i]) + 4, y + ROW / 2 + 2, format_value(totals[i]), "start")
+            )
+        return chart
+
+    plot_top = TOP + (LEGEND_ROW if len(series) > 1 else 0)
+    left, right, bottom = LEFT, width - RIGHT, height - BOTTOM
+
+    def scale_v(v: float) -> float:
+        return (bottom - plot_top) * v / top
+
+    for t in ticks(top):
+        y = bottom - scale_v(t)
+        chart.gridlines.append(Gridline(left, y, right, y))
+        chart.value_labels.append(Label(left - 6, y + 4, format_value(t), "end"))
+    chart.axis = Gridline(left, bottom, right, bottom)
+    band = (right - left) / n
+    gap = min(band * 0.2, 8)
+    every = _thin(n, right - left, max(7 * max(len(c) for c in categories), 28))
+    for i, category in enumerate(categories):
+        x, start = left + i * band + gap / 2, 0.0
+        if i % every == 0:
+            chart.category_labels.append(Label(x + (band - gap) / 2, bottom + 15, category))
+        for s, (name, values) in enumerate(series):
+            value = values[i] or 0
+            if value:
+                h = scale_v(value)
+                title_text = _title(category, name if len(series) > 1 else "", value)
+                link = href(s, i) if href else None
+                chart.bars.append(
+                    Bar(x, bottom - scale_v(start) - h, band - gap, h, colours[s], value, title_text, link)
+                )
+            start += value
+    return chart
+
+
+def bar_chart(
+    categories: Sequence[str], values: Sequence[float], *, title: str, series_name: str = "", colour: int = 0, **kw
+) -> Chart:
+    """One value per category; `href(0, i)` links the i-th bar."""
+    kw.setdefault("colours", [_colour(colour)])
+    return stacked_bar_chart(categories, [(series_name, values)], title=title, kind="bar", **kw)
+
+
+def histogram(edges: Sequence[float], counts: Sequence[float], *, title: str, closed_last: bool = True, **kw) -> Chart:
+    """Counts per bin; bin i is [edges[i], edges[i+1]) (the last one closed when `closed_last`)."""
+    if len(edges) != len(counts) + 1:
+        raise ValueError("a histogram needs one edge more than it has bins")
+    labels = [f"{format_value(edges[i])}–{format_value(edges[i + 1])}" for i in range(len(counts))]
+    chart = bar_chart(labels, counts, title=title, **kw)
+    chart.kind = "histogram"
+    return chart
+
+
+def _title(category: str, series: str, value: float) -> str:
+    return f"{category}{' · ' + series if series else ''}: {format_value(value)}"
+
+
+def _clip(text: str, room: int) -> str:
+    return text if len(text) <= room else text[: max(room - 1, 1)] + "…"
+
+
+# --- lines ---------------------------------------------------------------------------------------
+
+
+def line_chart(
+    categories: Sequence[str],
+    series: Sequence[tuple[str, Sequence[float | None]]],
+    *,
+    title: str,
+    description: str = "",
+    href: Href | None = None,
+    width: int = 640,
+    height: int = 220,
+    top: float | None = None,
+    axes: bool = True,
+    colours: Sequence[str] | None = None,
+) -> Chart:
+    """One line per series over the categories (e.g. days); None leaves a gap in the line's points."""
+    categories = [str(c) for c in categories]
+    colours = list(colours) if colours else [_colour(i) for i in range(len(series))]
+    chart = Chart(kind="line", width=width, height=height, title=title, description=description)
+    if len(series) > 1:
+        chart.legend = [LegendEntry(name, colours[i]) for i, (name, _) in enumerate(series)]
+    values = [v for _, vs in series for v in vs if v is not None]
+    if not categories or not values:
+        chart.empty = True
+        return chart
+    top = top if top is not None else nice_ceiling(max(values))
+    plot_top = TOP + (LEGEND_ROW if len(series) > 1 else 0) if axes else 3
+    left, right = (LEFT, width - RIGHT) if axes else (2, width - 2)
+    bottom = height - BOTTOM if axes else height - 3
+
+    def y_of(v: float) -> float:
+        return bottom - (bottom - plot_top) * v / top if top else bottom
+
+    n = len(categories)
+    step = (right - left) / (n - 1) if n > 1 else 0
+    if axes:
+        for t in ticks(top):
+            y = y_of(t)
+            chart.gridlines.append(Gridline(left, y, right, y))
+            chart.value_labels.append(Label(left - 6, y + 4, format_value(t), "end"))
+        chart.axis = Gridline(left, bottom, right, bottom)
+        every = _thin(n, right - left, max(7 * max(len(c) for c in categories), 28))
+        chart.category_labels = [
+            Label(left + i * step if n > 1 else (left + right) / 2, bottom + 15, c)
+            for i, c in enumerate(categories)
+            if i % every == 0
+        ]
+    for s, (name, vs) in enumerate(series):
+        points = [
+            Point(
+                left + i * step if n > 1 else (left + right) / 2,
+                y_of(v),
+                v,
+                _title(categories[i], name if len(series) > 1 else "", v),
+                href(s, i) if href else None,
+            )
+            for i, v in enumerate(vs)
+            if v is not None
+        ]
+        chart.lines.append(Line(name, colours[s], points))
+    return chart
+
+
+def small_multiples(
+    categories: Sequence[str],
+    panels: Sequence[tuple[str, Sequence[float | None]]],
+    *,
+    width: int = 160,
+    height: int = 40,
+    shared_scale: bool = True,
+    href: Href | None = None,
+) -> list[Chart]:
+    """One small axis-less line chart per panel (e.g. a person's daily counts), on one shared scale
+    by default so that their heights compare; each point keeps its exact value in its title."""
+    values = [v for _, vs in panels for v in vs if v is not None]
+    shared = nice_ceiling(max(values)) if values and shared_scale else None
+    charts = []
+    for p, (name, vs) in enumerate(panels):
+        link = (lambda _s, i, p=p: href(p, i)) if href else None
+        charts.append(
+            line_chart(
+                categories, [(name, vs)], title=name, width=width, height=height, top=shared, axes=False, href=link
+            )
+        )
+    return charts
