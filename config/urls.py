@@ -11,5 +11,6 @@ urlpatterns = [
     path("", include("videos.urls")),
     path("", include("annotator.urls")),
     path("", include("reviewer.urls")),
+    path("", include("releases.urls")),
     path("", include("studio.urls")),
 ]

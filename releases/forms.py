@@ -1,0 +1,140 @@
+"""The new-release form as people fill it in; `releases.services` decides what is valid.
+
+The form turns typed text into the service's inputs (filters and split config as dicts) and maps
+the service's refusals back onto its fields, so nothing typed is lost.
+"""
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from annotator.models import ItemStatus
+from projects.models import Project, ProjectKind
+
+from .models import ReleaseFormat
+from .services import SPLIT_NAMES
+
+# What a project of each kind usually releases; the admin may tick more.
+DEFAULT_FORMATS = {
+    ProjectKind.SVBENCH: [ReleaseFormat.SVBENCH],
+    ProjectKind.LONGVIDEOBENCH: [ReleaseFormat.LONGVIDEOBENCH],
+    ProjectKind.LIVIBENCH: [ReleaseFormat.LIVIBENCH],
+    ProjectKind.MVPBENCH: [ReleaseFormat.MVPBENCH],
+    ProjectKind.GENERIC: [ReleaseFormat.GENERIC],
+}
+SPLIT_MODES = [
+    ("none", "No split: every video in test"),
+    ("ratios", "Shares of the videos (ratios)"),
+    ("counts", "Numbers of videos (counts)"),
+]
+# Service input → form field, for errors the service reports on a whole input.
+_ERROR_FIELDS = {"version": "version", "formats": "formats", "seed": "seed", "split_config": "split_mode"}
+
+
+class ReleaseForm(forms.Form):
+    version = forms.CharField(
+        max_length=40, help_text="A new label; releases never change, so each label is used once (e.g. v1.0)."
+    )
+    formats = forms.MultipleChoiceField(choices=ReleaseFormat.choices, widget=forms.CheckboxSelectMultiple)
+    statuses = forms.MultipleChoiceField(
+        label="Item statuses",
+        choices=ItemStatus.choices,
+        initial=[ItemStatus.ACCEPTED],
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Accepted only, unless you mean to publish unreviewed work.",
+    )
+    categories = forms.CharField(
+        required=False,
+        help_text="Category codes, task names or SVBench skills, comma-separated (e.g. E2O, S2A). Empty: all.",
+    )
+    video_ids = forms.CharField(
+        label="Videos",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Video names or ids, separated by commas or new lines. Empty: every video.",
+    )
+    accepted_from = forms.DateField(label="Accepted from", required=False, widget=forms.DateInput({"type": "date"}))
+    accepted_to = forms.DateField(label="Accepted up to", required=False, widget=forms.DateInput({"type": "date"}))
+    include_media = forms.BooleanField(
+        label="Include video and clip files", required=False, initial=True, help_text="Untick for annotations only."
+    )
+    split_mode = forms.ChoiceField(label="Split by video", choices=SPLIT_MODES, initial="ratios")
+    train = forms.FloatField(required=False, min_value=0, initial=0.8)
+    eval = forms.FloatField(required=False, min_value=0)
+    test = forms.FloatField(required=False, min_value=0, initial=0.2)
+    stratify = forms.BooleanField(label="Stratify by category and duration group", required=False, initial=True)
+    seed = forms.IntegerField(
+        min_value=0, initial=0, help_text="The same seed and data give the same split, paths and bytes."
+    )
+    test_style = forms.BooleanField(
+        label="Test-style (answers withheld)",
+        required=False,
+        help_text="E.g. no LongVideoBench correct_choice, for a hidden test set.",
+    )
+
+    def __init__(self, *args, project: Project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.project = project
+        self.fields["formats"].initial = DEFAULT_FORMATS.get(project.kind, [ReleaseFormat.GENERIC])
+
+    def clean_video_ids(self) -> list[int]:
+        tokens = [t for t in self.cleaned_data["video_ids"].replace(",", "\n").split() if t]
+        ids = [int(t) for t in tokens if t.isdecimal()]
+        names = [t for t in tokens if not t.isdecimal()]
+        if names:
+            found = dict(self.project.videos.filter(name__in=names).values_list("name", "pk"))
+            missing = [n for n in names if n not in found]
+            if missing:
+                raise ValidationError(f"No video named {', '.join(missing)} in this project.")
+            ids += found.values()
+        return sorted(set(ids))
+
+    def clean(self):
+        data = super().clean()
+        mode = data.get("split_mode")
+        if mode in ("ratios", "counts"):
+            parts = {name: data.get(name) for name in SPLIT_NAMES if data.get(name)}
+            if not parts:
+                self.add_error("split_mode", f"Give at least one of {', '.join(SPLIT_NAMES)} a {mode[:-1]}.")
+            elif mode == "counts":
+                for name, value in parts.items():
+                    if value != int(value):
+                        self.add_error(name, "A count is a whole number of videos.")
+        return data
+
+    def filters(self) -> dict:
+        data = self.cleaned_data
+        filters = {
+            "statuses": data.get("statuses") or [ItemStatus.ACCEPTED.value],
+            "categories": [c.strip() for c in data.get("categories", "").split(",") if c.strip()],
+            "video_ids": data.get("video_ids") or [],
+            "accepted_from": data["accepted_from"].isoformat() if data.get("accepted_from") else None,
+            "accepted_to": data["accepted_to"].isoformat() if data.get("accepted_to") else None,
+            "include_media": bool(data.get("include_media")),
+        }
+        return {k: v for k, v in filters.items() if v not in (None, [], "")}
+
+    def split_config(self) -> dict:
+        data = self.cleaned_data
+        mode = data.get("split_mode")
+        if mode not in ("ratios", "counts"):
+            return {}
+        parts = {name: data[name] for name in SPLIT_NAMES if data.get(name)}
+        if mode == "counts":
+            parts = {name: int(value) for name, value in parts.items()}
+        return {mode: parts, "stratify": bool(data.get("stratify"))}
+
+    def service_fields(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "version": data["version"],
+            "formats": data["formats"],
+            "filters": self.filters(),
+            "split_config": self.split_config(),
+            "seed": data["seed"],
+            "test_style": bool(data.get("test_style")),
+        }
+
+    def add_service_errors(self, exc: ValidationError) -> None:
+        for key, errors in exc.message_dict.items():
+            field = _ERROR_FIELDS.get(key)
+            self.add_error(field if field in self.fields else None, errors)

@@ -1,0 +1,203 @@
+"""Release screens under /p/<slug>/releases/: the list, a new release (admins), one release, its
+statistics, downloads and delete (admins).
+
+Members of any role view and download; only admins create and delete; strangers get the project's
+404. Every view authorises before it reads (projects.permissions); the services check again.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
+
+from projects.permissions import Action, can, get_project_or_404
+
+from . import downloads
+from .forms import ReleaseForm
+from .models import DatasetRelease, ReleaseStatus
+from .selectors import (
+    release_charts,
+    release_get,
+    release_list,
+    release_match_counts,
+    release_summary,
+    release_total_bytes,
+    validation_rows,
+)
+from .services import clean_filters, release_create, release_delete
+
+
+def _release_or_404(project, release_id: int) -> DatasetRelease:
+    release = release_get(project=project, release_id=release_id)
+    if release is None:
+        raise Http404("No such release in this project.")
+    return release
+
+
+def _row_context(release: DatasetRelease) -> dict:
+    return {"release": release, "summary": release_summary(release)}
+
+
+@login_required
+@require_safe
+def release_list_view(request, slug):
+    """Every release of the project, newest first, with live progress while one is being built."""
+    project = get_project_or_404(request.user, slug)
+    releases = list(release_list(project=project))
+    for release in releases:
+        release.project = project
+    return render(
+        request,
+        "releases/list.html",
+        {
+            "project": project,
+            "rows": [_row_context(r) for r in releases],
+            "is_admin": can(request.user, Action.ADMINISTER, project),
+        },
+    )
+
+
+@login_required
+@require_safe
+def release_row(request, slug, release_id):
+    """One row of the list (htmx): swapped in when its build job ends, so the status and links update."""
+    project = get_project_or_404(request.user, slug)
+    release = _release_or_404(project, release_id)
+    context = {"project": project, "is_admin": can(request.user, Action.ADMINISTER, project), **_row_context(release)}
+    return render(request, "releases/list.html#row", context)
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def release_new(request, slug):
+    """The new-release form (admins); a valid POST queues the build and opens the release."""
+    project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+    form = ReleaseForm(request.POST if request.method == "POST" else None, project=project)
+    if request.method == "POST" and form.is_valid():
+        try:
+            release = release_create(project=project, by=request.user, **form.service_fields())
+        except ValidationError as exc:
+            form.add_service_errors(exc)
+        else:
+            messages.success(
+                request, f"Release {release.version} is queued; this page shows its progress and then its files."
+            )
+            return redirect("releases:detail", slug=slug, release_id=release.pk)
+    preview = _preview(project, form) if request.method == "POST" else None
+    return render(request, "releases/new.html", {"project": project, "form": form, "preview": preview})
+
+
+def _preview(project, form: ReleaseForm) -> dict:
+    """What the filters of the (possibly half-filled) form select, or why they cannot be read."""
+    form.is_valid()  # fills cleaned_data as far as it goes
+    if any(name in form.errors for name in ("statuses", "categories", "video_ids", "accepted_from", "accepted_to")):
+        return {"error": "Fix the filters above to see what they select."}
+    try:
+        filters = clean_filters(form.filters(), project=project)
+    except ValidationError as exc:
+        return {"error": " ".join(exc.messages)}
+    counts = release_match_counts(project=project, filters=filters)
+    return {"counts": counts}
+
+
+@login_required
+@require_POST
+def release_preview(request, slug):
+    """How many items and videos the form's filters select (htmx, as the admin fills the form in)."""
+    project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+    form = ReleaseForm(request.POST, project=project)
+    return render(request, "releases/new.html#preview", {"project": project, "preview": _preview(project, form)})
+
+
+@login_required
+@require_safe
+def release_detail(request, slug, release_id):
+    """One release: status and progress, the manifest's counts, files with sha256, validation errors."""
+    project = get_project_or_404(request.user, slug)
+    release = _release_or_404(project, release_id)
+    return render(
+        request,
+        "releases/detail.html",
+        {
+            "project": project,
+            "release": release,
+            "summary": release_summary(release),
+            "total_bytes": release_total_bytes(release),
+            "errors": validation_rows(release),
+            "is_admin": can(request.user, Action.ADMINISTER, project),
+            "manifest_facts": _manifest_facts(release),
+        },
+    )
+
+
+def _manifest_facts(release: DatasetRelease) -> list[tuple[str, str]]:
+    """The manifest's scalar facts (schema and app version, who and when), whatever else it holds."""
+    return [
+        (key.replace("_", " "), str(value))
+        for key, value in sorted((release.manifest or {}).items())
+        if isinstance(value, str | int | float | bool)
+    ]
+
+
+@login_required
+@require_safe
+def release_statistics(request, slug, release_id):
+    """Charts of a release: categories, durations, QA per video, option lengths (numbers beside them)."""
+    project = get_project_or_404(request.user, slug)
+    release = _release_or_404(project, release_id)
+    return render(
+        request,
+        "releases/statistics.html",
+        {
+            "project": project,
+            "release": release,
+            "charts": release_charts(release),
+            "summary": release_summary(release),
+        },
+    )
+
+
+@login_required
+@require_safe
+def release_download(request, slug, release_id, archive):
+    """The release as zip (the stored deterministic archive) or tar (streamed from the stored files)."""
+    project = get_project_or_404(request.user, slug)
+    release = _release_or_404(project, release_id)
+    try:
+        downloads.check_downloadable(release)
+    except downloads.NotDownloadable as exc:
+        raise Http404(str(exc)) from None
+    if archive == "zip":
+        return downloads.zip_response(request, release)
+    return downloads.tar_response(request, release)
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def release_delete_view(request, slug, release_id):
+    """GET: confirm (admins). POST: mark the release deleted and remove its files; the row keeps who/when."""
+    project = get_project_or_404(request.user, slug)
+    release = _release_or_404(project, release_id)
+    if not can(request.user, Action.ADMINISTER, project):
+        raise PermissionDenied("Only project admins delete releases.")
+    if request.method == "POST":
+        try:
+            release_delete(release=release, by=request.user)
+        except ValidationError as exc:
+            messages.error(request, " ".join(exc.messages))
+            return redirect("releases:detail", slug=slug, release_id=release.pk)
+        messages.success(request, f"Release {release.version} is deleted; its files are removed.")
+        return redirect("releases:list", slug=slug)
+    if release.status == ReleaseStatus.DELETED:
+        messages.info(request, "This release is already deleted.")
+        return redirect(reverse("releases:detail", args=[slug, release.pk]))
+    return render(
+        request,
+        "releases/delete.html",
+        {"project": project, "release": release, "summary": release_summary(release)},
+    )
