@@ -3,7 +3,15 @@ import pytest
 from annotator.concurrency import StaleVersion, version_claim
 from annotator.models import ItemStatus
 from reviewer.models import ReviewEvent
-from reviewer.workflow import TransitionRefused, item_history, item_submit, item_transition
+from reviewer.workflow import (
+    REVISION_AUTHOR,
+    REVISION_REVISER,
+    TransitionRefused,
+    item_history,
+    item_submit,
+    item_transition,
+    revision_owner,
+)
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -38,3 +46,41 @@ def test_only_one_of_two_saves_from_the_same_version_wins(people):
     assert excinfo.value.item.version == 2
     chain.refresh_from_db()
     assert chain.human_edited and chain.author == people["annotator"] and chain.version == 2
+
+
+# --- whose an item in revision is (revision_owner) ---------------------------------------------------
+
+
+def _to_revising_by_the_judge(item, user):
+    item_submit(item=item, user=user)
+    item_transition(item=item, to_status=ItemStatus.REVISING, reasons=["judge_below_threshold"])
+
+
+def test_an_item_the_judge_sent_back_is_its_authors(people):
+    chain = factories.QAChainFactory(status=ItemStatus.ANNOTATING, author=people["annotator"])
+    _to_revising_by_the_judge(chain, people["annotator"])
+    assert revision_owner(item=chain) == REVISION_AUTHOR
+    # An admin's revert while it is being revised logs revising → revising: no move into revision.
+    ReviewEvent.objects.create(
+        project=chain.project, from_status="revising", to_status="revising", **ReviewEvent.ref_for(chain)
+    )
+    assert revision_owner(item=chain) == REVISION_AUTHOR
+
+
+def test_a_flagged_or_reopened_item_is_for_revisers(people):
+    mcq = factories.MCQFactory(status=ItemStatus.EXAMINING)
+    item_transition(item=mcq, to_status=ItemStatus.FLAGGED, actor=people["examiner"])
+    item_transition(item=mcq, to_status=ItemStatus.REVISING, actor=people["reviser"])
+    assert revision_owner(item=mcq) == REVISION_REVISER
+
+    chain = factories.QAChainFactory(status=ItemStatus.ANNOTATING)
+    _to_revising_by_the_judge(chain, people["annotator"])
+    item_submit(item=chain, user=people["annotator"])
+    item_transition(item=chain, to_status=ItemStatus.EXAMINING)
+    item_transition(item=chain, to_status=ItemStatus.ACCEPTED, actor=people["examiner"])
+    item_transition(item=chain, to_status=ItemStatus.REVISING, actor=people["admin"], comment="Turn 2 is wrong.")
+    assert revision_owner(item=chain) == REVISION_REVISER  # the latest move counts, not the first
+
+
+def test_an_item_with_no_move_into_revision_on_record_is_for_revisers():
+    assert revision_owner(item=factories.ChainPairFactory(status=ItemStatus.REVISING)) == REVISION_REVISER
