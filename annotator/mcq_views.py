@@ -182,7 +182,8 @@ def mcq_next_view(request, slug):
     project = get_project_or_404(request.user, slug)
     statuses = _workable_statuses(request.user, project)
     after = request.GET.get("after", "")
-    item = mcq_next(project=project, statuses=statuses, after_id=int(after) if after.isdecimal() else None)
+    after_id = int(after) if after.isdecimal() else None
+    item = mcq_next(project=project, statuses=statuses, after_id=after_id, user=request.user)
     if not statuses or item is None:
         messages.info(request, "No MCQ is waiting for you in this project.")
         return redirect("annotator:mcq_list", slug=slug)

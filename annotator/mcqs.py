@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Q
 from simple_history.utils import bulk_create_with_history
 
 from projects.models import Project, ProjectKind
@@ -22,6 +23,7 @@ from videos.unusable import unusable_reasons
 from . import mcq_checks
 from .concurrency import StaleVersion, version_claim
 from .models import MCQ, ItemStatus, MCQVideo, Origin, ReferredMoment, VideoRole
+from .selectors import to_do_q
 from .submission import Submitted, item_hand_on
 
 QUESTION_MAX_CHARS = 5000
@@ -636,10 +638,15 @@ def mcq_submit(*, mcq: MCQ, user, expected_version: int | None = None) -> Submit
 # --- reads ---------------------------------------------------------------------------------------
 
 
-def mcq_next(*, project: Project, statuses, after_id: int | None = None) -> MCQ | None:
-    """The next MCQ in these statuses after `after_id` (wrapping round), skipping unusable videos."""
+def mcq_next(*, project: Project, statuses, after_id: int | None = None, user=None) -> MCQ | None:
+    """The next MCQ in these statuses after `after_id` (wrapping round), skipping unusable videos.
+
+    With `user`, only what that person edits (annotator.selectors.to_do_q): their judge-returned
+    MCQs too when they annotate, and never their own work to revise.
+    """
+    wanted = to_do_q("mcq", user=user, statuses=statuses) if user is not None else Q(status__in=list(statuses))
     items = (
-        MCQ.objects.filter(project=project, status__in=list(statuses))
+        MCQ.objects.filter(wanted, project=project)
         .exclude(mcq_videos__video__unusable_reason__gt="")
         .only("pk")
         .order_by("pk")

@@ -8,12 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.core.exceptions import ObjectDoesNotExist
-from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, Value, When
+from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, Subquery, Value, When
+from django.db.models.functions import Coalesce
+from django.db.models.lookups import Exact
 from django.utils import timezone
 
 from projects.models import Role
 from projects.permissions import roles_of
-from reviewer.models import Assignment, AssignmentStatus
+from reviewer.models import Assignment, AssignmentStatus, ReviewEvent
 from reviewer.queues import DEFAULT_LEASE_SECONDS
 
 from .models import MCQ, ChainPair, ItemStatus, QAChain, QAPair, Relation
@@ -154,13 +156,39 @@ def _leased_by_others(kind: str, user):
     )
 
 
+def _judge_returned(column: str) -> Q:
+    """Items whose latest move into revising came from submitted: the LLM judge sent them back.
+
+    The query form of reviewer.workflow.revision_owner == "author" (an admin's revert, which stays
+    in revising, is no move into it).
+    """
+    into = (
+        ReviewEvent.objects.filter(**{column: OuterRef("pk")}, to_status=S.REVISING)
+        .exclude(from_status=S.REVISING)
+        .order_by("-created_at", "-id")
+        .values("from_status")[:1]
+    )
+    return Q(Exact(Coalesce(Subquery(into), Value("")), S.SUBMITTED))
+
+
+def to_do_q(column: str, *, user, statuses) -> Q:
+    """What this person edits among `statuses` (by role, work_statuses): drafts and items being
+    annotated (not someone else's half-written one); items in revision the judge sent back to them
+    (annotators, their own); items flagged back to revisers (revisers, never their own)."""
+    q = Q(status=S.DRAFT) if S.DRAFT in statuses else Q(pk__in=[])
+    if S.ANNOTATING in statuses:
+        q |= Q(status=S.ANNOTATING) & (Q(author=user) | Q(author__isnull=True))
+        q |= Q(status=S.REVISING, author=user) & _judge_returned(column)
+    if S.REVISING in statuses:
+        q |= Q(status=S.REVISING) & ~Q(author=user) & ~_judge_returned(column)
+    return q
+
+
 def _todo(kind: str, *, project, user, statuses):
-    """Items in `statuses` this person may take on, mine first, then in video and clip order."""
+    """Items this person may take on, mine first, then in video and clip order."""
     model = QAChain if kind == "chain" else ChainPair
-    items = model.objects.filter(project=project, status__in=statuses)
-    # An item someone else is annotating is theirs; revisers never revise what they wrote.
-    items = items.exclude(Q(status=S.ANNOTATING) & ~Q(author=user) & Q(author__isnull=False))
-    items = items.exclude(Q(status=S.REVISING) & Q(author=user))
+    column = "qa_chain" if kind == "chain" else "chain_pair"
+    items = model.objects.filter(to_do_q(column, user=user, statuses=statuses), project=project)
     items = items.exclude(_leased_by_others(kind, user))
     order = ("clip__video_id", "clip__index") if kind == "chain" else ("video_id", "before_index")
     mine = Case(When(author=user, status__in=(S.ANNOTATING, S.REVISING), then=Value(0)), default=Value(1))
@@ -193,9 +221,7 @@ def work_list(*, project, user, status: str | None = None, limit: int = 25) -> W
     elif statuses:
         chains = _todo("chain", project=project, user=user, statuses=statuses)
         pairs = _todo("pair", project=project, user=user, statuses=statuses)
-        mcqs = MCQ.objects.filter(project=project, status__in=statuses).exclude(
-            Q(status=S.ANNOTATING) & ~Q(author=user) & Q(author__isnull=False)
-        )
+        mcqs = MCQ.objects.filter(to_do_q("mcq", user=user, statuses=statuses), project=project)
     else:
         return result
     result.chains = list(

@@ -297,3 +297,34 @@ def test_next_item_for_an_examiner_is_nothing(client, people, project):
     client.force_login(people["examiner"])
     response = client.get(reverse("annotator:work_next", args=[project.slug]))
     assert response["Location"] == reverse("annotator:work", args=[project.slug])
+
+
+def test_work_lists_give_a_judge_returned_item_to_its_author_and_a_flagged_one_to_revisers(
+    client, people, project
+):
+    from reviewer.workflow import item_transition
+
+    video = factories.VideoFactory(project=project, duration_s=600.0)
+    judged = make_chain(project, video=video, index=0, status=ItemStatus.SUBMITTED, author=people["annotator"])
+    item_transition(item=judged, to_status=ItemStatus.REVISING, reasons=["judge_below_threshold"])
+    flagged = make_chain(project, video=video, index=1, status=ItemStatus.EXAMINING, author=people["annotator"])
+    item_transition(item=flagged, to_status=ItemStatus.FLAGGED, actor=people["examiner"])
+    item_transition(item=flagged, to_status=ItemStatus.REVISING, actor=people["reviser"])
+    mcq = factories.MCQFactory(project=project, status=ItemStatus.SUBMITTED, author=people["annotator"])
+    item_transition(item=mcq, to_status=ItemStatus.REVISING, reasons=["judge_below_threshold"])
+    work, nxt = reverse("annotator:work", args=[project.slug]), reverse("annotator:work_next", args=[project.slug])
+
+    client.force_login(people["annotator"])
+    page = client.get(work).text
+    assert url(judged) in page and url(flagged) not in page
+    assert client.get(nxt)["Location"] == url(judged)
+    assert [m.pk for m in client.get(work).context["result"].mcqs] == [mcq.pk]
+    mcq_next = reverse("annotator:mcq_next", args=[project.slug])
+    assert client.get(mcq_next)["Location"] == reverse("annotator:mcq_editor", args=[project.slug, mcq.pk])
+
+    client.force_login(people["reviser"])
+    page = client.get(work).text
+    assert url(flagged) in page and url(judged) not in page
+    assert client.get(nxt)["Location"] == url(flagged)
+    assert client.get(work).context["result"].mcqs == []
+    assert client.get(mcq_next)["Location"] == reverse("annotator:mcq_list", args=[project.slug])
