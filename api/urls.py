@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import auth, curation, errors, ingest, jobs, media_data, projects, queues, videos
+from . import auth, curation, errors, ingest, jobs, media_data, projects, queues, releases, videos
 from .method_routing import route_methods
 
 app_name = "api"
@@ -81,6 +81,26 @@ urlpatterns = [
         "projects/<slug:slug>/assignments/<int:assignment_id>/reassign/",
         queues.AssignmentReassignApi.as_view(),
         name="assignment-reassign",
+    ),
+    path(
+        "projects/<slug:slug>/releases/",
+        route_methods(releases.ReleaseListApi, releases.ReleaseCreateApi).as_view(),
+        name="release-list",
+    ),
+    path(
+        "projects/<slug:slug>/releases/<int:release_id>/",
+        route_methods(releases.ReleaseDetailApi, releases.ReleaseDeleteApi).as_view(),
+        name="release-detail",
+    ),
+    path(
+        "projects/<slug:slug>/releases/<int:release_id>/download/",
+        releases.ReleaseDownloadApi.as_view(),
+        name="release-download",
+    ),
+    path(
+        "projects/<slug:slug>/releases/<int:release_id>/statistics/",
+        releases.ReleaseStatisticsApi.as_view(),
+        name="release-statistics",
     ),
     # Schema and docs are public: they describe the API, not anyone's data.
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

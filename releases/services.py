@@ -246,6 +246,11 @@ def release_create(
         except ValidationError as exc:
             errors[name] = exc.messages
     if errors:
+        if "version" in cleaned:
+            # Say now that the label is taken too, rather than after the other inputs are fixed.
+            existing = DatasetRelease.objects.filter(project=project, version=cleaned["version"]).first()
+            if existing is not None:
+                errors["version"] = [_version_taken(existing)]
         raise ValidationError(errors)
     cleaned["test_style"] = bool(test_style)
 
