@@ -31,6 +31,7 @@ from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
 from projects.models import Project
 from projects.permissions import Action, can
 
+from .history import item_label
 from .models import (
     Assignment,
     AssignmentStatus,
@@ -597,6 +598,14 @@ class RevisionRow:
     reopened: bool = False
 
     @property
+    def label(self) -> str:
+        return item_label(self.item)
+
+    @property
+    def kind_label(self) -> str:
+        return ItemKind(self.kind).label
+
+    @property
     def editor_url(self) -> str:
         return item_path(kind=self.kind, item_id=self.item.pk, slug=self.item.project.slug)
 
@@ -618,7 +627,10 @@ def revision_list(*, project: Project, user, limit: int = 200, now=None) -> Revi
     truncated = False
     for kind in ItemKind.values:
         model, column = KIND_MODELS[ItemKind(kind)], KIND_FIELDS[ItemKind(kind)]
-        into_revising = ReviewEvent.objects.filter(**{column: OuterRef("pk")}, to_status=S.REVISING)
+        # A move into revising; an event that stays there (an admin's revert) is none.
+        into_revising = ReviewEvent.objects.filter(**{column: OuterRef("pk")}, to_status=S.REVISING).exclude(
+            from_status=S.REVISING
+        )
         came_from = Subquery(into_revising.order_by("-created_at", "-pk").values("from_status")[:1])
         items = list(
             model.objects.filter(project=project)
@@ -674,7 +686,9 @@ def revision_list(*, project: Project, user, limit: int = 200, now=None) -> Revi
         for item in items:
             k = (kind, item.pk)
             history = events.get(k, [])
-            into_revising = next((e for e in reversed(history) if e.to_status == S.REVISING), None)
+            into_revising = next(
+                (e for e in reversed(history) if e.to_status == S.REVISING and e.from_status != S.REVISING), None
+            )
             flagged = next((e for e in reversed(history) if e.to_status == S.FLAGGED), None)
             reopened = (
                 item.status == S.REVISING and into_revising is not None and into_revising.from_status == S.ACCEPTED

@@ -37,3 +37,19 @@ urlpatterns += [
     path("p/<slug:slug>/dashboard/<slug:panel>.csv", dashboard_views.dashboard_csv, name="dashboard_csv"),
     path("p/<slug:slug>/dashboard/<slug:panel>/rows/", dashboard_views.dashboard_rows, name="dashboard_rows"),
 ]
+
+# --- examination and revision (issue 5: the examiner's pass or flag, the reviser's list, reopening) ---
+from . import review_views  # noqa: E402
+
+urlpatterns += [
+    path("p/<slug:slug>/examine/", review_views.examine_home, name="examine_home"),
+    path("p/<slug:slug>/examine/next/", review_views.examine_next, name="examine_next"),
+    path("p/<slug:slug>/examine/<str:kind>/<int:item_id>/", review_views.examine_item, name="examine_item"),
+    path(
+        "p/<slug:slug>/examine/<str:kind>/<int:item_id>/verdict/", review_views.examine_verdict, name="examine_verdict"
+    ),
+    path("p/<slug:slug>/examine/<str:kind>/<int:item_id>/reopen/", review_views.examine_reopen, name="examine_reopen"),
+    path("p/<slug:slug>/revise/", review_views.revise_list, name="revise_list"),
+    path("p/<slug:slug>/revise/next/", review_views.revise_next, name="revise_next"),
+    path("p/<slug:slug>/revise/<str:kind>/<int:item_id>/start/", review_views.revise_start, name="revise_start"),
+]
