@@ -111,9 +111,11 @@ def _next_steps(*, project, user, overview: ProjectOverview, counts) -> list[Nex
     if Role.EXAMINER in roles:
         todo = _sum(ItemStatus.SCORED, *counts) + _sum(ItemStatus.EXAMINING, *counts)
         if todo:
-            steps.append(NextStep("Examine submitted items", todo))
+            examine = reverse("reviewer:examine_home", args=[project.slug])
+            steps.append(NextStep("Examine submitted items", todo, examine))
     if Role.REVISER in roles:
         todo = _sum(ItemStatus.FLAGGED, *counts) + _sum(ItemStatus.REVISING, *counts)
         if todo:
-            steps.append(NextStep("Revise flagged items", todo))
+            revise = reverse("reviewer:revise_list", args=[project.slug])
+            steps.append(NextStep("Revise flagged items", todo, revise))
     return steps
