@@ -104,7 +104,7 @@ class MatchCounts:
         return f"{', '.join(parts) or 'no items'} from {videos}"
 
 
-_KIND_LABELS = {"qa_chain": "QA chain", "chain_pair": "chain pair", "mcq": "MCQ"}
+_KIND_LABELS = {"qa_chain": "QA chain", "chain_pair": "chain pair", "relation": "relation", "mcq": "MCQ"}
 
 
 def release_match_counts(*, project: Project, filters: dict) -> MatchCounts:
@@ -131,7 +131,11 @@ def release_summary(release: DatasetRelease) -> dict:
         "videos": stats.get("videos"),
         "items": items,
         # (label, n) pairs, for templates: a dict's `.items` would be looked up as its key.
-        "item_counts": [(_KIND_LABELS.get(kind, kind.replace("_", " ")) + "s", n) for kind, n in items.items()],
+        "item_counts": [
+            (_KIND_LABELS.get(kind, kind.replace("_", " ")) + ("" if n == 1 else "s"), n)
+            for kind, n in items.items()
+            if n
+        ],
         "qa_pairs": stats.get("qa_pairs"),
         "per_split": stats.get("per_split") or {},
         "categories": stats.get("categories") or {},
@@ -143,32 +147,41 @@ def release_total_bytes(release: DatasetRelease) -> int:
     return sum(int(f.get("bytes") or 0) for f in release.files or [])
 
 
+# How the build names the item at fault ("mcq 12", "chain 4", "chain_pair 7", "video bench_0001")
+# → the item kind whose editor opens it.
+_ERROR_ITEM_KINDS = {"mcq": "mcq", "chain": "qa_chain", "qa_chain": "qa_chain", "chain_pair": "chain_pair"}
+
+
 def validation_rows(release: DatasetRelease, *, limit: int = 500) -> dict:
     """The release's validation errors as rows a person can act on: what, where, and a link to the item.
 
-    Each stored error names at least a message; the build adds the format, the file, and the item
-    (`item_kind` + `item_id`) when one item is at fault.
+    The build stores `{"format", "file", "item", "message"}` per problem; `item` names the item at
+    fault as "<kind> <id>" (or "video <name>"), which becomes a link to its editor (or the video).
     """
     from reviewer.queues import item_path
 
-    rows = []
     errors = release.validation_errors or []
-    for error in errors[:limit]:
-        if not isinstance(error, dict):
-            error = {"message": str(error)}
-        kind = error.get("item_kind") or error.get("kind") or ""
-        item_id = error.get("item_id")
+    shown = [e if isinstance(e, dict) else {"message": str(e)} for e in errors[:limit]]
+    slug = release.project.slug
+    parsed = [str(e.get("item") or "").partition(" ") for e in shown]
+    video_names = {rest for kind, _, rest in parsed if kind == "video" and rest}
+    video_ids = (
+        dict(release.project.videos.filter(name__in=video_names).values_list("name", "pk")) if video_names else {}
+    )
+    rows = []
+    for error, (kind, _, rest) in zip(shown, parsed, strict=True):
         link = None
-        if kind in ITEM_KINDS and isinstance(item_id, int):
-            link = item_path(kind=kind, item_id=item_id, slug=release.project.slug)
+        if kind in _ERROR_ITEM_KINDS and rest.isdecimal():
+            link = item_path(kind=_ERROR_ITEM_KINDS[kind], item_id=int(rest), slug=slug)
+        elif kind == "video" and rest in video_ids:
+            link = f"/p/{slug}/videos/{video_ids[rest]}/"
         rows.append(
             {
-                "format": error.get("format", ""),
-                "file": error.get("file") or error.get("path") or "",
-                "kind": _KIND_LABELS.get(kind, kind),
-                "item_id": item_id,
+                "format": error.get("format") or "",
+                "file": error.get("file") or "",
+                "item": error.get("item") or "",
                 "link": link,
-                "message": error.get("message") or error.get("error") or "",
+                "message": error.get("message") or "",
             }
         )
     return {"rows": rows, "total": len(errors), "shown": len(rows)}
@@ -246,31 +259,25 @@ def release_charts(release: DatasetRelease) -> list[dict]:
         ("qa_per_video", "qa-per-video", "Questions per video", "edges"),
     ):
         hist = stats.get(key) or {}
-        edges, counts = hist.get(unit) or [], hist.get("counts") or []
-        if len(edges) == len(counts) + 1 and counts:
-            chart = charts.histogram(edges, counts, title=title, colour=2)
+        counts = hist.get("counts") or []
+        labels = _bin_labels(hist.get(unit) or [], len(counts), charts.format_value)
+        if labels and any(counts):
             out.append(
                 {
                     "id": chart_id,
                     "title": title,
-                    "chart": chart,
-                    "table": {
-                        "head": ["range", "count"],
-                        "rows": [
-                            [f"{charts.format_value(edges[i])}–{charts.format_value(edges[i + 1])}", c]
-                            for i, c in enumerate(counts)
-                        ],
-                    },
+                    "chart": charts.bar_chart(labels, counts, title=title, colour=2),
+                    "table": {"head": ["range", "count"], "rows": [list(p) for p in zip(labels, counts, strict=True)]},
                 }
             )
 
     lengths = stats.get("option_lengths") or {}
     edges = lengths.get("edges_chars") or []
     correct, distractor = lengths.get("correct") or [], lengths.get("distractor") or []
-    if edges and len(edges) == len(correct) + 1 == len(distractor) + 1 and (sum(correct) or sum(distractor)):
+    labels = _bin_labels(edges, len(correct), charts.format_value)
+    if labels and len(correct) == len(distractor) and (sum(correct) or sum(distractor)):
         # Shares, not counts: there are three or four distractors per correct option, and the question
         # is whether the correct option's length stands out.
-        labels = [f"{charts.format_value(edges[i])}–{charts.format_value(edges[i + 1])}" for i in range(len(correct))]
         share_c = _shares(correct)
         share_d = _shares(distractor)
         title = "Option lengths (characters): share of correct options and of distractors, %"
@@ -288,6 +295,17 @@ def release_charts(release: DatasetRelease) -> list[dict]:
             }
         )
     return out
+
+
+def _bin_labels(edges: list, n: int, fmt) -> list[str]:
+    """Labels of n bins: `a–b` for [a, b); with as many edges as bins the last bin is open (`≥ a`),
+    as the build counts everything from the last edge up there. None when the shapes do not fit."""
+    if not n or len(edges) not in (n, n + 1):
+        return []
+    labels = [f"{fmt(edges[i])}–{fmt(edges[i + 1])}" for i in range(min(n, len(edges) - 1))]
+    if len(edges) == n:
+        labels.append(f"≥ {fmt(edges[-1])}")
+    return labels
 
 
 def _shares(counts: list) -> list[float]:

@@ -51,7 +51,7 @@ def test_members_read_list_detail_statistics_and_download(client, project, peopl
     assert item["version"] == "v1" and item["status"] == "ready" and item["created_by"] == people["admin"].username
     assert item["counts"] == {
         "videos": 2,
-        "items": {"mcq": 2},
+        "items": {"qa_chain": 0, "chain_pair": 0, "relation": 0, "mcq": 2},
         "qa_pairs": 0,
         "per_split": {"train": {"videos": 1, "items": 1}, "test": {"videos": 1, "items": 1}},
     }

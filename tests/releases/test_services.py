@@ -163,9 +163,7 @@ def test_empty_split_config_means_no_split():
 # --- delete ---------------------------------------------------------------------------------------------
 
 
-def test_delete_marks_the_row_removes_the_files_and_logs(
-    project, people, django_capture_on_commit_callbacks, caplog
-):
+def test_delete_marks_the_row_removes_the_files_and_logs(project, people, django_capture_on_commit_callbacks, caplog):
     release = stored_release(project, by=people["admin"])
     leftover = release.storage_prefix + "partial/tmp.bin"
     default_storage.save(leftover, io.BytesIO(b"x"))

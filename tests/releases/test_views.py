@@ -112,22 +112,30 @@ def test_list_row_partial_shows_the_finished_release(client, project, people, re
 def test_detail_lists_files_counts_and_validation_errors_with_item_links(client, project, people, release):
     mcq = factories.MCQFactory(project=project)
     release.status = ReleaseStatus.FAILED
+    video = factories.VideoFactory(project=project, name="bench_0001")
     release.validation_errors = [
         {
             "format": "longvideobench",
-            "file": "lvb/lvb_test.json",
-            "item_kind": "mcq",
-            "item_id": mcq.pk,
+            "file": "longvideobench/lvb_test.json",
+            "item": f"mcq {mcq.pk}",
             "message": "candidates must hold 4 or 5 options",
         },
-        {"format": "svbench", "message": "no chain in the release"},
+        {
+            "format": "svbench",
+            "file": "svbench/Dialogue/bench_0001.json",
+            "item": "video bench_0001",
+            "message": "no chain in the release",
+        },
+        {"format": "", "file": "", "item": "", "message": "… and 3 more problems not listed."},
     ]
     release.save()
     client.force_login(people["reviser"])
     page = client.get(_urls(project, release)["detail"]).text
     assert "Validation errors" in page and "candidates must hold 4 or 5 options" in page
-    assert f'href="/p/{project.slug}/mcqs/{mcq.pk}/"' in page
+    assert f'href="/p/{project.slug}/mcqs/{mcq.pk}/">mcq {mcq.pk}</a>' in page
     assert "no chain in the release" in page
+    assert f'href="/p/{project.slug}/videos/{video.pk}/">video bench_0001</a>' in page
+    assert "and 3 more problems not listed" in page
     for f in release.files:
         assert f["path"] in page and f["sha256"] in page
     assert "Download zip" not in page  # only a ready release downloads
@@ -189,6 +197,8 @@ def test_statistics_page_draws_every_chart_with_its_numbers(client, project, peo
         assert f'id="{chart_id}"' in page, chart_id
     assert page.count("<svg") == 6
     assert "E2O: 1" in page  # a bar's exact value in its title
+    assert "<th>≥ 180</th>" in page  # the build's last bin is open-ended
+    assert "0 relations" not in page and "2 MCQs" in page
     assert 'data-key="r"' in page
 
 
