@@ -125,10 +125,11 @@ def _judge(item, event: ReviewEvent) -> Feedback:
     score = scores.order_by("-created_at", "-pk").first()
     if score is None:
         return Feedback(source=JUDGE, at=event.created_at, comment=event.comment)
+    # Weakest first: what to fix first (stored JSON keeps no order anyway).
     dimensions = tuple(
         DimensionScore(name=name, label=name.replace("_", " ").capitalize(), score=value, below=value < score.threshold)
-        for name, value in (score.dimensions or {}).items()
-        if isinstance(value, int)
+        for name, value in sorted((score.dimensions or {}).items(), key=lambda kv: (_number(kv[1]), kv[0]))
+        if isinstance(value, int) and not isinstance(value, bool)
     )
     return Feedback(
         source=JUDGE,
@@ -138,6 +139,10 @@ def _judge(item, event: ReviewEvent) -> Feedback:
         threshold=score.threshold,
         dimensions=dimensions,
     )
+
+
+def _number(value) -> float:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else float("inf")
 
 
 def _examiner(flag: ReviewEvent) -> Feedback:
