@@ -1,0 +1,112 @@
+"""LiViBench as our own documented JSONL, version 1 (`vidqa-livibench/1`; docs/release_formats.md).
+
+    livibench/<split>.jsonl           one question per line (schema livibench.record)
+    livibench/comments/<video>.jsonl  the video's real-time comments in time order
+    livibench/asr/<video>.jsonl       the video's speech transcript in time order
+    videos/<file>                     with include_media
+
+Question line: format, id (`<video>_<n>`, n counting the video's questions from 0 in MCQ id order),
+video (file name under videos/), task, group, question, question_translation (only when there is
+one), options, answer (0-based option index; omitted in a test-style release), comments_file,
+asr_file (both always written, possibly empty, so a reader never meets a missing file), audio
+(whether the video has an audio track) and duration (float seconds).
+
+The transcript is the video's speech-recognition cues when it has any, else its imported subtitles.
+Comments are streamed from the database video by video (a livestream can have hundreds of
+thousands); every line is checked for its types, and the first line of each file against the schema.
+"""
+
+from __future__ import annotations
+
+from videos.models import Comment
+
+from ..validation import livibench_record_rules, schema_errors
+from .common import VideoBundle, Writer, dumps
+
+FORMAT_TAG = "vidqa-livibench/1"
+COMMENT_CHUNK = 5000
+
+
+class LiViBenchWriter(Writer):
+    format = "livibench"
+    needs_cues = True
+
+    def begin(self) -> None:
+        self.streams: dict = {}
+        self.records = 0
+
+    def video(self, bundle: VideoBundle) -> None:
+        mcqs = [m for m in bundle.mcqs if m.family == self.format]
+        if not mcqs:
+            return
+        ctx, v = self.ctx, bundle.video
+        item = f"video {v.name}"
+        comments_file = f"livibench/comments/{v.name}.jsonl"
+        with ctx.files.stream(comments_file) as out:
+            rows = (
+                Comment.objects.filter(video_id=v.id)
+                .order_by("time_s", "id")
+                .values_list("time_s", "text", "user")
+                .iterator(chunk_size=COMMENT_CHUNK)
+            )
+            first = True
+            for time_s, text, user in rows:
+                line = {"time": float(time_s), "text": text, "user": user}
+                if first:
+                    self.problems(comments_file, item, schema_errors("livibench.comment", line))
+                    first = False
+                out.write(dumps(line) + "\n")
+        asr_file = f"livibench/asr/{v.name}.jsonl"
+        cues = bundle.cues or []
+        transcript = [c for c in cues if c.source == "asr"] or cues
+        with ctx.files.stream(asr_file) as out:
+            for n, c in enumerate(transcript):
+                line = {"start": c.start_s, "end": c.end_s, "text": c.text, "source": c.source}
+                if n == 0:
+                    self.problems(asr_file, item, schema_errors("livibench.asr", line))
+                out.write(dumps(line) + "\n")
+
+        ctx.media(v)
+        split = ctx.split_of(v)
+        file = f"livibench/{split}.jsonl"
+        if split not in self.streams:
+            self.streams[split] = ctx.files.open_stream(file)
+        out = self.streams[split]
+        for n, m in enumerate(mcqs):
+            record = {
+                "format": FORMAT_TAG,
+                "id": f"{v.name}_{n}",
+                "video": v.file_name,
+                "task": m.category,
+                "group": m.task_group or ctx.tasks.get(m.category, ""),
+                "question": m.question,
+            }
+            if m.question_translation:
+                record["question_translation"] = m.question_translation
+            record["options"] = list(m.options)
+            if not ctx.test_style and m.correct_index is not None:
+                record["answer"] = m.correct_index
+            record.update(
+                {
+                    "comments_file": comments_file,
+                    "asr_file": asr_file,
+                    "audio": bool(v.has_audio),
+                    "duration": v.playable_duration_s,
+                }
+            )
+            out.write(dumps(record) + "\n")
+            self.records += 1
+            self.problems(file, f"mcq {m.id}", schema_errors("livibench.record", record))
+            self.problems(
+                file,
+                f"mcq {m.id}",
+                livibench_record_rules(record, test_style=ctx.test_style, tasks=ctx.tasks or None),
+            )
+
+    def finish(self) -> None:
+        for split in sorted(self.streams):
+            self.ctx.files.close_stream(self.streams[split])
+        if not self.records:
+            self.problem(
+                "livibench/", "release", "No released MCQ fits LiViBench (single-video MCQs of a LiViBench task)."
+            )

@@ -1,0 +1,210 @@
+"""release_build: status, idempotence, byte-identical files and archive, manifest, statistics, filters."""
+
+import hashlib
+import io
+import zipfile
+
+import pytest
+from django.core.files.storage import default_storage
+
+from releases.build import ReleaseNotBuildable, release_build
+from releases.models import ReleaseStatus
+from releases.validation import schema_errors
+from videos.models import Video
+
+from .read_back import paths, read_bytes, read_json
+from .release_data import build_small_project
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def small():
+    return build_small_project()
+
+
+def _digests(release) -> dict:
+    return {path: hashlib.sha256(read_bytes(release, path)).hexdigest() for path in paths(release)}
+
+
+def test_build_marks_ready_and_records_every_file_with_its_sha256(small):
+    seen = []
+    release = release_build(release=small.release(), progress=lambda d, t, m: seen.append((d, t, m)))
+    assert release.status == ReleaseStatus.READY, release.validation_errors
+    assert release.validation_errors == []
+    assert paths(release) == sorted(paths(release))
+    assert "manifest.json" in paths(release)
+    for record in release.files:
+        data = read_bytes(release, record["path"])
+        assert record["bytes"] == len(data)
+        assert record["sha256"] == hashlib.sha256(data).hexdigest()
+    assert release.storage_prefix == f"releases/{small.project.slug}/v1/"
+    assert release.finished_at is not None
+    assert seen and seen[-1][0] == seen[-1][1]
+    # The manifest lists every other file with the same sha256.
+    manifest = read_json(release, "manifest.json")
+    assert manifest == release.manifest
+    assert schema_errors("manifest", manifest) == []
+    assert {f["path"] for f in manifest["files"]} == set(paths(release)) - {"manifest.json"}
+    by_path = {f["path"]: f for f in release.files}
+    assert all(by_path[f["path"]] == f for f in manifest["files"])
+
+
+def test_manifest_holds_filters_split_versions_and_identity(small):
+    release = release_build(release=small.release(filters={"include_media": False}))
+    m = release.manifest
+    assert m["version"] == "v1" and m["release_id"] == release.pk
+    assert m["created_by"] == small.admin.username
+    assert m["created_at"] == release.created_at.isoformat()
+    assert m["filters"] == {"include_media": False}
+    assert m["split"]["config"] == {"ratios": {"train": 0.5, "test": 0.5}} and m["split"]["seed"] == 7
+    assert set(m["schema_versions"]) == {"manifest", "svbench", "longvideobench", "mvpbench", "livibench", "generic"}
+    assert m["app_version"] == "0.1.0"
+    counts = m["counts"]
+    assert counts["videos"] == 4
+    assert counts["items"] == {"qa_chain": 4, "chain_pair": 2, "relation": 1, "mcq": 5}
+    assert counts["qa_pairs"] == 3 + 2 + 2 + 2
+    assert sum(s["videos"] for s in counts["per_split"].values()) == 4
+    assert counts["categories"]["topic_categories"] == {"KH": 1, "LC": 1, "LV": 2}
+    assert counts["categories"]["question_categories"] == {"E2O": 1, "S2E": 1, "SSS": 1}
+    assert counts["categories"]["tasks"] == {"event recognition": 1}
+    assert counts["duration_groups"] == {"60": 1, "600": 3}
+
+
+def test_statistics_shape(small):
+    stats = release_build(release=small.release()).statistics
+    assert stats["videos"] == 4 and stats["qa_pairs"] == 9
+    for key, edges in (("duration_histogram", "edges_s"), ("qa_per_video", "edges")):
+        assert len(stats[key][edges]) == len(stats[key]["counts"])
+        assert sum(stats[key]["counts"]) == 4
+    # 5 MCQs → 5 correct options; 4 + 5 + 4 + 3 + 4 options in all.
+    lengths = stats["option_lengths"]
+    assert sum(lengths["correct"]) == 5 and sum(lengths["distractor"]) == 20 - 5
+    assert len(lengths["edges_chars"]) == len(lengths["correct"]) == len(lengths["distractor"])
+    # beta: 2 pairs + 1 MCQ = 3 → bin [2, 5); gamma: 1 MVPBench MCQ → bin [1, 2).
+    edges, counts = stats["qa_per_video"]["edges"], stats["qa_per_video"]["counts"]
+    assert counts[edges.index(2)] >= 1 and counts[edges.index(1)] >= 1
+
+
+def test_two_builds_give_identical_files_and_archive(small):
+    first = release_build(release=small.release())
+    digests = _digests(first)
+    archive = default_storage.open(first.archive.name, "rb").read()
+    # Rebuild the same release from scratch (as a retried task would, after a failure).
+    type(first).objects.filter(pk=first.pk).update(status=ReleaseStatus.FAILED)
+    first.refresh_from_db()
+    again = release_build(release=first)
+    assert again.status == ReleaseStatus.READY
+    assert _digests(again) == digests
+    assert again.files == first.files
+    assert default_storage.open(again.archive.name, "rb").read() == archive
+
+
+def test_a_second_release_of_the_same_data_differs_only_in_identity(small):
+    one = release_build(release=small.release("v1"))
+    two = release_build(release=small.release("v2"))
+    a, b = _digests(one), _digests(two)
+    assert set(a) == set(b)
+    assert [p for p in a if a[p] != b[p]] == ["manifest.json"]
+    m1, m2 = dict(one.manifest), dict(two.manifest)
+    for key in ("release_id", "version", "created_at", "created_by"):
+        m1.pop(key), m2.pop(key)
+    assert m1 == m2
+
+
+def test_archive_is_a_deterministic_zip_of_every_file(small):
+    release = release_build(release=small.release())
+    data = default_storage.open(release.archive.name, "rb").read()
+    assert release.archive.name == f"{release.storage_prefix}{small.project.slug}-v1.zip"
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        infos = zf.infolist()
+        top = f"{small.project.slug}-v1/"
+        assert [i.filename for i in infos] == [top + p for p in paths(release)]
+        assert {i.date_time for i in infos} == {(1980, 1, 1, 0, 0, 0)}
+        for info in infos:
+            assert zf.read(info) == read_bytes(release, info.filename[len(top) :])
+
+
+def test_ready_and_deleted_releases_are_never_rebuilt(small):
+    release = release_build(release=small.release())
+    before = _digests(release)
+    with pytest.raises(ReleaseNotBuildable):
+        release_build(release=release)
+    assert _digests(release) == before
+    type(release).objects.filter(pk=release.pk).update(status=ReleaseStatus.DELETED)
+    with pytest.raises(ReleaseNotBuildable):
+        release_build(release=release)
+
+
+def test_a_rebuild_removes_files_a_failed_build_left_behind(small):
+    release = small.release()
+    stale = release.storage_prefix + "svbench/Dialogue/stale.json"
+    default_storage.save(stale, io.BytesIO(b"[]"))
+    release = release_build(release=release)
+    assert release.status == ReleaseStatus.READY
+    assert not default_storage.exists(stale)
+
+
+def test_only_accepted_items_by_default_and_statuses_widen_it(small):
+    default = release_build(release=small.release("v1"))
+    assert default.statistics["items"]["qa_chain"] == 4
+    assert default.statistics["items"]["mcq"] == 5
+    wide = release_build(
+        release=small.release("v2", filters={"include_media": False, "statuses": ["annotating", "accepted"]})
+    )
+    assert wide.statistics["items"]["qa_chain"] == 5
+    assert wide.statistics["items"]["mcq"] == 6
+    assert wide.statistics["items"]["chain_pair"] == 3
+
+
+def test_filters_by_video_and_category(small):
+    release = release_build(
+        release=small.release(
+            formats=["longvideobench", "generic"],
+            filters={"include_media": False, "categories": ["E2O", "S2E"], "video_ids": [small.videos["alpha"].pk]},
+        )
+    )
+    assert release.status == ReleaseStatus.READY, release.validation_errors
+    assert release.statistics["items"]["mcq"] == 1
+    assert release.statistics["videos"] == 1
+
+
+def test_filters_by_accepted_dates(small):
+    empty = release_build(
+        release=small.release("v1", formats=["generic"], filters={"include_media": False, "accepted_to": "2025-02-28"})
+    )
+    assert empty.status == ReleaseStatus.FAILED
+    assert empty.validation_errors[0]["message"].startswith("No released item")
+    dated = release_build(
+        release=small.release(
+            "v2",
+            formats=["generic"],
+            filters={"include_media": False, "accepted_from": "2025-03-01", "accepted_to": "2025-03-01"},
+        )
+    )
+    assert dated.statistics["items"]["mcq"] == 5
+
+
+def test_splits_are_kept_on_the_videos_for_later_releases(small):
+    first = release_build(release=small.release("v1", split_config={"ratios": {"train": 0.5, "test": 0.5}}))
+    splits = dict(Video.objects.filter(project=small.project).values_list("name", "split"))
+    assert set(splits.values()) <= {"train", "test"} and "" not in splits.values()
+    # A later release with another config and seed moves no video.
+    second = release_build(release=small.release("v2", split_config={"counts": {"eval": 4}}, seed=99))
+    assert dict(Video.objects.filter(project=small.project).values_list("name", "split")) == splits
+    assert first.statistics["per_split"] == second.statistics["per_split"]
+
+
+def test_a_build_that_raises_marks_the_release_failed(small, monkeypatch):
+    from releases import build
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(build, "_write_archive", boom)
+    release = small.release()
+    with pytest.raises(RuntimeError):
+        release_build(release=release)
+    release.refresh_from_db()
+    assert release.status == ReleaseStatus.FAILED
+    assert "disk full" in release.validation_errors[0]["message"]
