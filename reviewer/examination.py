@@ -479,27 +479,32 @@ def _defer(kind: str) -> tuple[str, ...]:
     return ("machine_draft", *related)
 
 
-def examinable_items(*, project: Project, user, limit: int = 20) -> dict[str, list]:
+def examinable_items(*, project: Project, user, limit: int = 20, free_only: bool = False, now=None) -> dict[str, list]:
     """Items waiting for examination that this person did not write and has not judged this round,
-    oldest first, per kind (one query per kind)."""
+    oldest first, per kind (one query per kind). `free_only`: also none someone else holds a live lease on."""
+    now = now or timezone.now()
     out = {}
     for kind in ItemKind.values:
         model, column = KIND_MODELS[ItemKind(kind)], KIND_FIELDS[ItemKind(kind)]
         statuses = [S.SCORED, S.EXAMINING] + ([] if gate_applies(project=project, kind=kind) else [S.SUBMITTED])
         this_round = Coalesce(OuterRef("submitted_at"), Value(ROUND_ZERO, output_field=DateTimeField()))
         mine = ExamVerdict.objects.filter(**{column: OuterRef("pk")}, examiner=user, round_started_at=this_round)
-        items = (
-            model.objects.filter(project=project, status__in=statuses)
-            .exclude(author=user)
-            .exclude(Exists(mine))
-            .select_related(*_label_related(kind))
-            .defer(*_defer(kind))
-            .order_by("submitted_at", "pk")[:limit]
+        items = model.objects.filter(project=project, status__in=statuses).exclude(author=user).exclude(Exists(mine))
+        if free_only:
+            held = Assignment.objects.filter(
+                **{column: OuterRef("pk")}, stage=S.EXAMINING, status=A.ACTIVE, lease_expires_at__gt=now
+            ).exclude(assignee=user)
+            items = items.exclude(Exists(held))
+        out[kind] = list(
+            items.select_related(*_label_related(kind)).defer(*_defer(kind)).order_by("submitted_at", "pk")[:limit]
         )
-        out[kind] = list(items)
         for item in out[kind]:
             item.project = project
     return out
+
+
+def _oldest(items: list, field: str):
+    return min(items, key=lambda i: (getattr(i, field) or ROUND_ZERO, i.created_at), default=None)
 
 
 def _claim_from(queues, user, now):
@@ -525,22 +530,8 @@ def examine_next_item(*, project: Project, user, now=None):
     )
     if queues:
         return _claim_from(queues, user, now)
-    for kind, items in examinable_items(project=project, user=user, limit=50).items():
-        column = KIND_FIELDS[ItemKind(kind)]
-        held = set(
-            Assignment.objects.filter(
-                **{f"{column}__in": [i.pk for i in items]},
-                stage=S.EXAMINING,
-                status=A.ACTIVE,
-                lease_expires_at__gt=now,
-            )
-            .exclude(assignee=user)
-            .values_list(column, flat=True)
-        )
-        for item in items:
-            if item.pk not in held:
-                return item, None
-    return None, None
+    waiting = examinable_items(project=project, user=user, limit=1, free_only=True, now=now)
+    return _oldest([i for items in waiting.values() for i in items], "submitted_at"), None
 
 
 def revise_next_item(*, project: Project, user, now=None):
@@ -554,6 +545,7 @@ def revise_next_item(*, project: Project, user, now=None):
     )
     if queues:
         return _claim_from(queues, user, now)
+    firsts = []
     for kind in ItemKind.values:
         model, column = KIND_MODELS[ItemKind(kind)], KIND_FIELDS[ItemKind(kind)]
         held = Assignment.objects.filter(
@@ -568,8 +560,8 @@ def revise_next_item(*, project: Project, user, now=None):
         )
         if item is not None:
             item.project = project
-            return item, None
-    return None, None
+            firsts.append(item)
+    return _oldest(firsts, "updated_at"), None
 
 
 # --- the reviser's list ----------------------------------------------------------------------------------

@@ -343,6 +343,17 @@ def test_next_item_claims_from_examining_queues_or_falls_back_to_the_oldest_free
     assert examine_next_item(project=project, user=people["examiner"]) == (None, None)
 
 
+def test_next_item_without_queues_is_the_oldest_of_every_kind(project, people):
+    chain = _chain(project, people)
+    mcq = _submitted(_mcq(project, people), minutes_ago=60)
+    assert chain.pk and examine_next_item(project=project, user=people["examiner"]) == (mcq, None)
+    flagged_chain = _chain(project, people, status=S.FLAGGED)
+    flagged_mcq = _mcq(project, people, status=S.FLAGGED)
+    type(flagged_chain).objects.filter(pk=flagged_chain.pk).update(updated_at=timezone.now())
+    type(flagged_mcq).objects.filter(pk=flagged_mcq.pk).update(updated_at=timezone.now() - timedelta(hours=1))
+    assert revise_next_item(project=project, user=people["reviser"]) == (flagged_mcq, None)
+
+
 def test_revise_next_item_gives_the_oldest_flagged_item_not_the_revisers_own(project, people):
     own = factories.MCQFactory(project=project, status=S.FLAGGED, author=people["reviser"])
     flagged = _mcq(project, people, status=S.FLAGGED)
@@ -425,3 +436,21 @@ def test_revision_list_reads_a_fixed_number_of_queries(project, people, django_a
 def test_revision_list_is_empty_without_work(project, people, django_assert_max_num_queries):
     with django_assert_max_num_queries(3):
         assert revision_list(project=project, user=people["reviser"]).rows == []
+
+
+def test_an_admin_revert_during_revision_keeps_the_item_on_the_list(project, people):
+    mcq = _mcq(project, people)
+    _flag(mcq, people["examiner"], ["category_right"], comment="It is O2E.")
+    revision_start(item=mcq, reviser=people["reviser"])
+    # item_revert logs a move that stays in revising: it is not how the item got there.
+    ReviewEvent.objects.create(
+        project=project,
+        mcq=mcq,
+        item_kind="mcq",
+        actor=people["admin"],
+        from_status=S.REVISING,
+        to_status=S.REVISING,
+        reasons=["admin_revert:1"],
+    )
+    (row,) = revision_list(project=project, user=people["reviser"]).rows
+    assert row.item == mcq and row.reviser == people["reviser"] and row.comment == "It is O2E."
