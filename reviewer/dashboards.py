@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Aggregate, Count, F, FloatField, Func, IntegerField, Max, Min, Q, Value
+from django.db.models import Aggregate, Count, Exists, F, FloatField, Func, IntegerField, Max, Min, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, Least, TruncDate
 from django.utils import timezone
 
@@ -734,3 +734,299 @@ def panel_data(panel: str, *, project: Project, period: Period, queues: list[Rev
     if panel == "agreement":
         return agreement(project=project, period=period, queues=queues)
     raise KeyError(panel)
+
+
+# --- the rows behind a number ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    href: str | None = None
+
+
+@dataclass
+class RowsPage:
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]]
+    total: int
+    limit: int = ROWS_LIMIT
+
+
+class RowsRefused(ValueError):
+    """The parameters do not name a number of this panel; the message says which one is wrong."""
+
+
+_ITEM_RELATED = ("qa_chain__clip__video", "chain_pair__video", "mcq")
+
+
+def item_cell(project: Project, ref) -> Cell:
+    """An item (through an ItemRef row, or the item itself) as its label, linked to its history page."""
+    from django.urls import reverse
+
+    item = ref if isinstance(ref, QAChain | ChainPair | MCQ) else ref.item
+    kind = {QAChain: "qa_chain", ChainPair: "chain_pair", MCQ: "mcq"}[type(item)]
+    if kind == "qa_chain":
+        text = f"Chain #{item.pk} ({item.clip.video.name}, clip {item.clip.index})"
+    elif kind == "chain_pair":
+        text = f"Pair #{item.pk} ({item.video.name}, clips {item.before_index}→{item.before_index + 1})"
+    else:
+        text = f"MCQ #{item.pk}: {item.question[:60]}{'…' if len(item.question) > 60 else ''}"
+    return Cell(text, reverse("reviewer:item_history", args=[project.slug, kind, item.pk]))
+
+
+def _when(value) -> Cell:
+    return Cell(timezone.localtime(value).strftime("%Y-%m-%d %H:%M") if value else "—")
+
+
+def _user(user) -> Cell:
+    return Cell(user.get_username() if user else "—")
+
+
+def _int(params: dict, key: str, *, required: bool = True, allow_none: bool = False) -> int | None:
+    raw = (params.get(key) or "").strip()
+    if allow_none and raw == "none":
+        return None
+    if not raw and not required:
+        return None
+    if not raw.isdecimal():
+        raise RowsRefused(f"“{key}” must be a number, not “{raw or 'nothing'}”.")
+    return int(raw)
+
+
+def _choice(params: dict, key: str, choices, *, required: bool = True) -> str:
+    raw = (params.get(key) or "").strip()
+    if not raw and not required:
+        return ""
+    if raw not in choices:
+        raise RowsRefused(f"“{key}” must be one of {', '.join(map(str, choices))}, not “{raw or 'nothing'}”.")
+    return raw
+
+
+def _day(params: dict) -> dt.date | None:
+    raw = (params.get("day") or "").strip()
+    if not raw:
+        return None
+    try:
+        return dt.date.fromisoformat(raw)
+    except ValueError:
+        raise RowsRefused(f"“day” must be a date (YYYY-MM-DD), not “{raw}”.") from None
+
+
+def _page(qs, limit: int) -> tuple[list, int]:
+    return list(qs[:limit]), qs.count()
+
+
+def panel_rows(panel: str, *, project: Project, period: Period, params: dict, now=None, limit: int = ROWS_LIMIT):
+    """The rows one number of a panel counts (at most `limit`, and how many in all): a fixed number of queries."""
+    now = now or timezone.now()
+    kinds = [str(k) for k, _ in KINDS]
+    if panel == "progress":
+        kind = _choice(params, "kind", kinds)
+        status = _choice(params, "status", S.values, required=False)
+        model = dict(KINDS)[ItemKind(kind)]
+        qs = model.objects.filter(project=project).select_related("author").order_by("-updated_at", "-pk")
+        if kind == "qa_chain":
+            qs = qs.select_related("clip__video")
+        elif kind == "chain_pair":
+            qs = qs.select_related("video")
+        if status:
+            qs = qs.filter(status=status)
+        items, total = _page(qs, limit)
+        rows = [
+            [item_cell(project, i), Cell(i.get_status_display()), _user(i.author), _when(i.updated_at)] for i in items
+        ]
+        title = f"{ItemKind(kind).label}s{' · ' + S(status).label.lower() if status else ''}, now"
+        return RowsPage(title, ["Item", "Status", "Author", "Last change"], rows, total, limit)
+
+    if panel == "throughput":
+        person = _int(params, "person")
+        action = _choice(params, "action", ACTIONS, required=False)
+        day = _day(params)
+        span = Period(day, day) if day else period
+        events = ReviewEvent.objects.filter(span.q(), project=project, actor_id=person, to_status=S.SUBMITTED)
+        if action == "submits":
+            events = events.exclude(from_status=S.REVISING)
+        elif action == "revisions":
+            events = events.filter(from_status=S.REVISING)
+        verdicts = ExamVerdict.objects.filter(span.q(), project=project, examiner_id=person)
+        if action in ("passes", "flags"):
+            verdicts = verdicts.filter(passed=action == "passes")
+        if action in ("passes", "flags"):
+            events = events.none()
+        if action in ("submits", "revisions"):
+            verdicts = verdicts.none()
+        events = events.select_related(*_ITEM_RELATED).order_by("-created_at", "-pk")
+        verdicts = verdicts.select_related(*_ITEM_RELATED).order_by("-created_at", "-pk")
+        found = [
+            (e.created_at, item_cell(project, e), "revision" if e.from_status == S.REVISING else "submit")
+            for e in events[:limit]
+        ] + [(v.created_at, item_cell(project, v), "pass" if v.passed else "flag") for v in verdicts[:limit]]
+        found.sort(key=lambda r: r[0], reverse=True)
+        total = events.count() + verdicts.count()
+        name = _names([person]).get(person, f"user {person}")
+        rows = [[item, Cell(what), _when(when)] for when, item, what in found[:limit]]
+        what = action or "work"
+        return RowsPage(f"{name}: {what}, {span.start} to {span.end}", ["Item", "Action", "When"], rows, total, limit)
+
+    if panel == "time":
+        source = _choice(params, "source", ("lease", "verdict"))
+        kind = _choice(params, "kind", kinds)
+        if source == "lease":
+            stage = _choice(params, "stage", [S.ANNOTATING, S.EXAMINING, S.REVISING])
+            qs = (
+                Assignment.objects.filter(
+                    period.q("completed_at"),
+                    project=project,
+                    status=AssignmentStatus.COMPLETED,
+                    stage=stage,
+                    item_kind=kind,
+                )
+                .annotate(held=F("completed_at") - F("leased_at"))
+                .select_related("assignee", *_ITEM_RELATED)
+                .order_by("-held", "-pk")
+            )
+            leases, total = _page(qs, limit)
+            rows = [
+                [item_cell(project, a), _user(a.assignee), Cell(f"{a.held.total_seconds():.0f}"), _when(a.completed_at)]
+                for a in leases
+            ]
+            title = f"{ItemKind(kind).label} · {S(stage).label.lower()}: leases completed, longest first"
+            return RowsPage(title, ["Item", "Held by", "Seconds", "Completed"], rows, total, limit)
+        qs = (
+            ExamVerdict.objects.filter(period.q(), project=project, item_kind=kind, seconds_spent__isnull=False)
+            .select_related("examiner", *_ITEM_RELATED)
+            .order_by("-seconds_spent", "-pk")
+        )
+        verdicts, total = _page(qs, limit)
+        rows = [
+            [item_cell(project, v), _user(v.examiner), Cell(str(v.seconds_spent)), _when(v.created_at)]
+            for v in verdicts
+        ]
+        title = f"{ItemKind(kind).label}: verdicts, slowest first"
+        return RowsPage(title, ["Item", "Examiner", "Seconds", "Given"], rows, total, limit)
+
+    if panel in ("flags-author", "flags-category"):
+        qs = decided_rounds(project=project, period=period)
+        if panel == "flags-author":
+            author = _int(params, "author", allow_none=True)
+            qs = (
+                qs.annotate(author=_AUTHOR).filter(author=author)
+                if author is not None
+                else qs.annotate(author=_AUTHOR).filter(author__isnull=True)
+            )
+            subject = _names([author]).get(author, "(no author)") if author is not None else "(no author)"
+        else:
+            raw = params.get("category") or ""
+            kind, _, category = raw.partition(":")
+            if kind not in kinds:
+                raise RowsRefused(f"“category” must be a kind and a category such as mcq:E2O, not “{raw}”.")
+            path = _CATEGORY_PATHS[ItemKind(kind)]
+            qs = qs.filter(item_kind=kind).filter(**({path: category} if category else {f"{path}__isnull": True}))
+            qs = qs.distinct()
+            subject = f"{ItemKind(kind).label} · {category or '(none)'}"
+        if params.get("outcome") == "flagged":
+            qs = qs.filter(to_status=S.FLAGGED)
+        qs = qs.select_related("actor", *_ITEM_RELATED).order_by("-created_at", "-pk")
+        events, total = _page(qs, limit)
+        rows = [
+            [
+                item_cell(project, e),
+                Cell(e.get_to_status_display()),
+                _user(e.actor),
+                Cell("; ".join(map(str, e.reasons))),
+                _when(e.created_at),
+            ]
+            for e in events
+        ]
+        outcome = "flagged" if params.get("outcome") == "flagged" else "decided"
+        return RowsPage(
+            f"{subject}: rounds {outcome}", ["Item", "Outcome", "Examiner", "Reasons", "When"], rows, total, limit
+        )
+
+    if panel == "judge":
+        kind = _choice(params, "kind", kinds)
+        low = _int(params, "bin")
+        if low not in range(10):
+            raise RowsRefused("“bin” must be 0 to 9 (scores 0–9, …, 90–100).")
+        band = Q(overall__gte=low * 10) & (Q(overall__lt=low * 10 + 10) if low < 9 else Q())
+        qs = (
+            QualityScore.objects.filter(period.q(), band, project=project, item_kind=kind)
+            .select_related(*_ITEM_RELATED)
+            .order_by("-created_at", "-pk")
+        )
+        scores, total = _page(qs, limit)
+        rows = [
+            [item_cell(project, s), Cell(str(s.overall)), Cell(f"v{s.item_version}"), _when(s.created_at)]
+            for s in scores
+        ]
+        title = f"{ItemKind(kind).label}: judge scores {BIN_EDGES[low]}–{BIN_EDGES[low + 1]}"
+        return RowsPage(title, ["Item", "Overall", "Version", "Judged"], rows, total, limit)
+
+    if panel == "expired":
+        queue = _int(params, "queue", allow_none=True)
+        day = _day(params)
+        span = Period(day, day) if day else period
+        qs = Assignment.objects.filter(_lapsed_q(now), span.q("lease_expires_at"), project=project)
+        qs = qs.filter(queue_id=queue) if queue is not None else qs.filter(queue__isnull=True)
+        qs = qs.select_related("assignee", "queue", *_ITEM_RELATED).order_by("-lease_expires_at", "-pk")
+        leases, total = _page(qs, limit)
+        rows = [
+            [
+                item_cell(project, a),
+                _user(a.assignee),
+                Cell(a.get_stage_display()),
+                _when(a.leased_at),
+                _when(a.lease_expires_at),
+            ]
+            for a in leases
+        ]
+        name = leases[0].queue.name if leases and leases[0].queue else "(no queue)"
+        return RowsPage(
+            f"{name}: leases that lapsed, {span.start} to {span.end}",
+            ["Item", "Held by", "Stage", "Leased", "Lapsed"],
+            rows,
+            total,
+            limit,
+        )
+
+    if panel == "agreement":
+        queue = _int(params, "queue", allow_none=True)
+        verdicts = ExamVerdict.objects.filter(period.q(), project=project)
+        verdicts = verdicts.filter(queue_id=queue) if queue is not None else verdicts.filter(queue__isnull=True)
+        # One column per kind is set, the others are NULL (never equal in SQL): compare the one item id.
+        verdicts = verdicts.annotate(unit_item=Coalesce("qa_chain", "chain_pair", "mcq"))
+        same_unit = verdicts.filter(
+            item_kind=OuterRef("item_kind"),
+            unit_item=OuterRef("unit_item"),
+            round_started_at=OuterRef("round_started_at"),
+        ).exclude(pk=OuterRef("pk"))
+        qs = verdicts.filter(Exists(same_unit))
+        if params.get("split") == "1":
+            qs = qs.filter(Exists(same_unit.exclude(passed=OuterRef("passed"))))
+        qs = qs.select_related("examiner", *_ITEM_RELATED).order_by(
+            "item_kind", "qa_chain", "chain_pair", "mcq", "round_started_at", "examiner__username"
+        )
+        verdicts_page, total = _page(qs, limit)
+        rows = [
+            [
+                item_cell(project, v),
+                _when(v.round_started_at),
+                _user(v.examiner),
+                Cell("pass" if v.passed else "flag"),
+                Cell("; ".join(map(str, v.reasons))),
+                _when(v.created_at),
+            ]
+            for v in verdicts_page
+        ]
+        which = "units the examiners split on" if params.get("split") == "1" else "units with two or more verdicts"
+        return RowsPage(
+            f"Verdicts of {which}",
+            ["Item", "Round from", "Examiner", "Verdict", "Reasons", "Given"],
+            rows,
+            total,
+            limit,
+        )
+
+    raise RowsRefused(f"The panel {PANELS.get(panel, panel)} has no rows page; its numbers link to their own pages.")

@@ -79,6 +79,8 @@ class Gridline:
 class LegendEntry:
     name: str
     fill: str
+    x: float = 0
+    y: float = 0
 
 
 @dataclass
@@ -101,20 +103,16 @@ class Chart:
 # --- scales -------------------------------------------------------------------------------------
 
 
-def nice_ceiling(value: float) -> float:
-    """The smallest 1, 2, 2.5 or 5 × 10^k at or above `value` (1 for nothing), so axes read easily."""
-    if not value or value <= 0 or not math.isfinite(value):
-        return 1.0
-    power = 10 ** math.floor(math.log10(value))
-    for step in (1, 2, 2.5, 5, 10):
-        if step * power >= value - 1e-12:
-            return step * power
-    return 10 * power  # pragma: no cover - the loop always returns
-
-
-def ticks(top: float, count: int = 4) -> list[float]:
-    """`count` + 1 evenly spaced values from 0 to `top` (a nice ceiling)."""
-    return [top * i / count for i in range(count + 1)]
+def nice_scale(peak: float, most: int = 5) -> tuple[float, list[float]]:
+    """An axis from 0 to a round top at or above `peak`, ticked every 1, 2 or 5 × 10^k, with at most
+    `most` steps, so that small counts get whole-number ticks (0, 1, 2, 3 rather than 0, 0.75, …)."""
+    if not peak or peak <= 0 or not math.isfinite(peak):
+        return 1.0, [0.0, 1.0]
+    raw = peak / most
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw - 1e-12)
+    steps = max(1, math.ceil(peak / step - 1e-9))
+    return step * steps, [round(step * i, 10) for i in range(steps + 1)]
 
 
 def format_value(value: float) -> str:
@@ -143,6 +141,20 @@ ROW = 18  # height of one category in a horizontal chart
 LEGEND_ROW = 18
 
 
+def _legend(chart: Chart, names: Sequence[str], colours: Sequence[str], left: float) -> float:
+    """Lay the legend out in rows across the chart's width; returns the height it takes."""
+    if len(names) < 2:
+        return 0
+    x, y = left, TOP - 2
+    for name, colour in zip(names, colours, strict=False):
+        room = 18 + 6.5 * len(name) + 12
+        if x + room > chart.width - RIGHT and x > left:
+            x, y = left, y + LEGEND_ROW
+        chart.legend.append(LegendEntry(name, colour, x, y))
+        x += room
+    return y + LEGEND_ROW - (TOP - 2)
+
+
 def stacked_bar_chart(
     categories: Sequence[str],
     series: Sequence[tuple[str, Sequence[float]]],
@@ -151,62 +163,74 @@ def stacked_bar_chart(
     description: str = "",
     href: Href | None = None,
     horizontal: bool = False,
+    grouped: bool = False,
     width: int = 640,
     height: int = 220,
     label_width: int = 140,
     colours: Sequence[str] | None = None,
     kind: str = "stacked",
 ) -> Chart:
-    """Bars per category, one segment per series stacked on each other (one series: a plain bar chart)."""
+    """Bars per category, one segment per series stacked on each other, or side by side when
+    `grouped` (one series: a plain bar chart). Horizontal charts grow with their categories."""
     categories = [str(c) for c in categories]
     colours = list(colours) if colours else [_colour(i) for i in range(len(series))]
-    n = len(categories)
-    totals = [sum(values[i] or 0 for _, values in series) for i in range(n)]
-    if horizontal:
-        height = TOP + n * ROW + BOTTOM + (LEGEND_ROW if len(series) > 1 else 0)
+    n, k = len(categories), len(series)
+    values = [[(vs[i] or 0) for _, vs in series] for i in range(n)]
+    peaks = [max(v) if grouped else sum(v) for v in values]
+    row = max(ROW, 10 * k + 6) if grouped else ROW
     chart = Chart(kind=kind, width=width, height=height, title=title, description=description)
-    if len(series) > 1:
-        chart.legend = [LegendEntry(name, colours[i]) for i, (name, _) in enumerate(series)]
-    if n == 0 or not any(totals):
+    legend = _legend(chart, [name for name, _ in series], colours, label_width if horizontal else LEFT)
+    if horizontal:
+        chart.height = int(TOP + legend + n * row + BOTTOM)
+    if n == 0 or not any(peaks):
         chart.empty = True
         return chart
-    top = nice_ceiling(max(totals))
+    top, marks = nice_scale(max(peaks))
+    plot_top = TOP + legend
+
+    def mark(i: int, s: int, start: float, value: float, rect: tuple[float, float, float, float]) -> None:
+        title_text = _title(categories[i], series[s][0] if k > 1 else "", value)
+        chart.bars.append(Bar(*rect, colours[s], value, title_text, href(s, i) if href else None))
+
     if horizontal:
-        left, right = label_width, width - RIGHT - 40  # room for the total at the bar's end
-        plot_top = TOP + (LEGEND_ROW if len(series) > 1 else 0)
+        left, right = label_width, width - RIGHT - 44  # room for the value at the bar's end
+        bottom = plot_top + n * row
 
         def scale(v: float) -> float:
             return (right - left) * v / top
 
-        for t in ticks(top):
+        for t in marks:
             x = left + scale(t)
-            chart.gridlines.append(Gridline(x, plot_top, x, plot_top + n * ROW))
-            chart.value_labels.append(Label(x, plot_top + n * ROW + 14, format_value(t)))
-        chart.axis = Gridline(left, plot_top, left, plot_top + n * ROW)
+            chart.gridlines.append(Gridline(x, plot_top, x, bottom))
+            chart.value_labels.append(Label(x, bottom + 14, format_value(t)))
+        chart.axis = Gridline(left, plot_top, left, bottom)
         for i, category in enumerate(categories):
-            y, start = plot_top + i * ROW + 2, 0.0
-            chart.category_labels.append(Label(left - 6, y + ROW / 2 + 2, _clip(category, label_width // 7), "end"))
-            for s, (name, values) in enumerate(series):
-                value = values[i] or 0
-                if value:
-                    title_text = _title(category, name if len(series) > 1 else "", value)
-                    link = href(s, i) if href else None
-                    chart.bars.append(
-                        Bar(left + scale(start), y, scale(value), ROW - 4, colours[s], value, title_text, link)
-                    )
+            y, start = plot_top + i * row + 2, 0.0
+            chart.category_labels.append(Label(left - 6, y + row / 2 + 2, _clip(category, label_width // 7), "end"))
+            for s in range(k):
+                value = values[i][s]
+                if grouped:
+                    thick = (row - 4) / k
+                    if value:
+                        mark(i, s, 0, value, (left, y + s * thick, scale(value), thick - 1))
+                        chart.value_labels.append(
+                            Label(left + scale(value) + 4, y + s * thick + thick - 2, format_value(value), "start")
+                        )
+                elif value:
+                    mark(i, s, start, value, (left + scale(start), y, scale(value), row - 4))
                 start += value
-            chart.value_labels.append(
-                Label(left + scale(totals[i]) + 4, y + ROW / 2 + 2, format_value(totals[i]), "start")
-            )
+            if not grouped:
+                chart.value_labels.append(
+                    Label(left + scale(peaks[i]) + 4, y + row / 2 + 2, format_value(peaks[i]), "start")
+                )
         return chart
 
-    plot_top = TOP + (LEGEND_ROW if len(series) > 1 else 0)
     left, right, bottom = LEFT, width - RIGHT, height - BOTTOM
 
     def scale_v(v: float) -> float:
         return (bottom - plot_top) * v / top
 
-    for t in ticks(top):
+    for t in marks:
         y = bottom - scale_v(t)
         chart.gridlines.append(Gridline(left, y, right, y))
         chart.value_labels.append(Label(left - 6, y + 4, format_value(t), "end"))
@@ -218,15 +242,15 @@ def stacked_bar_chart(
         x, start = left + i * band + gap / 2, 0.0
         if i % every == 0:
             chart.category_labels.append(Label(x + (band - gap) / 2, bottom + 15, category))
-        for s, (name, values) in enumerate(series):
-            value = values[i] or 0
+        for s in range(k):
+            value = values[i][s]
             if value:
                 h = scale_v(value)
-                title_text = _title(category, name if len(series) > 1 else "", value)
-                link = href(s, i) if href else None
-                chart.bars.append(
-                    Bar(x, bottom - scale_v(start) - h, band - gap, h, colours[s], value, title_text, link)
-                )
+                if grouped:
+                    w = (band - gap) / k
+                    mark(i, s, 0, value, (x + s * w, bottom - h, w - 1, h))
+                else:
+                    mark(i, s, start, value, (x, bottom - scale_v(start) - h, band - gap, h))
             start += value
     return chart
 
@@ -277,14 +301,13 @@ def line_chart(
     categories = [str(c) for c in categories]
     colours = list(colours) if colours else [_colour(i) for i in range(len(series))]
     chart = Chart(kind="line", width=width, height=height, title=title, description=description)
-    if len(series) > 1:
-        chart.legend = [LegendEntry(name, colours[i]) for i, (name, _) in enumerate(series)]
+    legend = _legend(chart, [name for name, _ in series], colours, LEFT) if axes else 0
     values = [v for _, vs in series for v in vs if v is not None]
     if not categories or not values:
         chart.empty = True
         return chart
-    top = top if top is not None else nice_ceiling(max(values))
-    plot_top = TOP + (LEGEND_ROW if len(series) > 1 else 0) if axes else 3
+    top, marks = (top, [0.0, top]) if top is not None else nice_scale(max(values))
+    plot_top = TOP + legend if axes else 3
     left, right = (LEFT, width - RIGHT) if axes else (2, width - 2)
     bottom = height - BOTTOM if axes else height - 3
 
@@ -294,7 +317,7 @@ def line_chart(
     n = len(categories)
     step = (right - left) / (n - 1) if n > 1 else 0
     if axes:
-        for t in ticks(top):
+        for t in marks:
             y = y_of(t)
             chart.gridlines.append(Gridline(left, y, right, y))
             chart.value_labels.append(Label(left - 6, y + 4, format_value(t), "end"))
@@ -333,7 +356,7 @@ def small_multiples(
     """One small axis-less line chart per panel (e.g. a person's daily counts), on one shared scale
     by default so that their heights compare; each point keeps its exact value in its title."""
     values = [v for _, vs in panels for v in vs if v is not None]
-    shared = nice_ceiling(max(values)) if values and shared_scale else None
+    shared = nice_scale(max(values))[0] if values and shared_scale else None
     charts = []
     for p, (name, vs) in enumerate(panels):
         link = (lambda _s, i, p=p: href(p, i)) if href else None
