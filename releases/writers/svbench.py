@@ -53,7 +53,12 @@ class SVBenchWriter(Writer):
     def _texts(self, chain: ChainData, lang: str) -> tuple[list[str], list[str]]:
         if lang == self.ctx.primary_language:
             return [p.question for p in chain.pairs], [p.answer for p in chain.pairs]
-        return [p.question_translation for p in chain.pairs], [p.answer_translation for p in chain.pairs]
+        # A missing translation is reported once per chain (below); the text falls back to the original
+        # so the file stays well-formed and the report names only the real problem.
+        return (
+            [p.question_translation or p.question for p in chain.pairs],
+            [p.answer_translation or p.answer for p in chain.pairs],
+        )
 
     def video(self, bundle: VideoBundle) -> None:
         chains = bundle.chains

@@ -1,0 +1,62 @@
+"""LiViBench (VidQA JSONL v1) read back and compared with the database: questions, comments, transcript."""
+
+import pytest
+
+from releases.build import release_build
+from releases.models import ReleaseStatus
+from releases.validation import livibench_record_rules, schema_errors
+
+from .read_back import paths, read_bytes, read_jsonl
+from .release_data import build_small_project
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def small():
+    return build_small_project()
+
+
+def test_question_comments_and_transcript(small):
+    release = release_build(release=small.release(formats=["livibench"]))
+    assert release.status == ReleaseStatus.READY, release.validation_errors
+    small.videos["delta"].refresh_from_db()
+    question_file = f"livibench/{small.videos['delta'].split}.jsonl"
+    assert paths(release) == sorted(
+        ["manifest.json", question_file, "livibench/comments/delta.jsonl", "livibench/asr/delta.jsonl"]
+    )
+    (record,) = read_jsonl(release, question_file)
+    assert record == {
+        "format": "vidqa-livibench/1",
+        "id": "delta_0",
+        "video": "delta.mp4",
+        "task": "event recognition",
+        "group": "fine perception",
+        "question": "What does the streamer celebrate?",
+        "question_translation": "主播在庆祝什么？",
+        "options": ["a birthday", "a win", "a new home", "nothing"],
+        "answer": 0,
+        "comments_file": "livibench/comments/delta.jsonl",
+        "asr_file": "livibench/asr/delta.jsonl",
+        "audio": True,
+        "duration": 200.0,
+    }
+    assert schema_errors("livibench.record", record) == []
+    assert livibench_record_rules(record, test_style=False, tasks={"event recognition": "fine perception"}) == []
+    # Comments in time order, text exactly as stored (UTF-8, no escapes).
+    assert read_jsonl(release, "livibench/comments/delta.jsonl") == [
+        {"time": 1.5, "text": "hi 👋", "user": ""},
+        {"time": 2.0, "text": "first!", "user": "viewer1"},
+        {"time": 9.25, "text": "生日快乐", "user": "viewer2"},
+    ]
+    assert "生日快乐".encode() in read_bytes(release, "livibench/comments/delta.jsonl")
+    assert read_jsonl(release, "livibench/asr/delta.jsonl") == [
+        {"start": 1.0, "end": 3.5, "text": "Welcome to the stream!", "source": "asr"}
+    ]
+
+
+def test_test_style_has_no_answer(small):
+    release = release_build(release=small.release(formats=["livibench"], test_style=True))
+    assert release.status == ReleaseStatus.READY
+    record = read_jsonl(release, next(p for p in paths(release) if p.count("/") == 1 and p.startswith("livibench/")))[0]
+    assert "answer" not in record
