@@ -147,7 +147,8 @@ def _apportion(weights: dict[str, float], total: int) -> dict[str, int]:
         return dict.fromkeys(weights, 0)
     exact = {name: total * w / weight_sum for name, w in weights.items()}
     result = {name: math.floor(x) for name, x in exact.items()}
-    order = sorted(weights, key=lambda n: (-(exact[n] - result[n]), SPLITS.index(n)))
+    # Remainders rounded, so 28 × 0.7 and 28 × 0.2 tie as the arithmetic says they do.
+    order = sorted(weights, key=lambda n: (-round(exact[n] - result[n], 9), SPLITS.index(n)))
     for name in order[: total - sum(result.values())]:
         result[name] += 1
     return result
