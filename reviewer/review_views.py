@@ -42,6 +42,7 @@ from videos.player_views import clock_label, player_context
 
 from .examination import (
     REASON_OTHER,
+    ROUND_ZERO,
     ReopenRefused,
     RevisionRefused,
     VerdictRefused,
@@ -484,6 +485,8 @@ def examine_home(request, slug):
                 {"item": i, "kind": kind, "label": item_label(i), "url": examine_url(project, kind, i.pk)}
                 for i in items
             ]
+        # Oldest first across the kinds, as the next-item button takes them.
+        waiting.sort(key=lambda row: (row["item"].submitted_at or ROUND_ZERO, row["item"].created_at))
     recent = [
         {"verdict": v, "item": v.item, "label": item_label(v.item), "url": examine_url(project, v.item_kind, v.item.pk)}
         for v in ExamVerdict.objects.filter(project=project, examiner=user)
@@ -498,7 +501,7 @@ def examine_home(request, slug):
             "project": project,
             "leases": _leases(project, user, S.EXAMINING),
             "queues": queues,
-            "depth": sum(stats.depth for _, stats in queues if _.is_active),
+            "depth": sum(stats.depth for queue, stats in queues if queue.is_active),
             "waiting": waiting,
             "recent": recent,
             "may_revise": can(user, Action.REVISE, project),

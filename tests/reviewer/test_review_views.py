@@ -317,8 +317,12 @@ def test_home_without_queues_lists_waiting_items(client, project, people):
     own = _mcq(project, people, author=people["examiner"])
     client.force_login(people["examiner"])
     page = client.get(_url("examine_home", project)).text
-    assert _url("examine_item", project, "mcq", mcq.pk) in page
     assert _url("examine_item", project, "mcq", own.pk) not in page
+    older_chain = _chain(project, people)
+    _submitted(older_chain, minutes_ago=60)
+    page = client.get(_url("examine_home", project)).text
+    chain_at = page.index(_url("examine_item", project, "qa_chain", older_chain.pk))
+    assert chain_at < page.index(_url("examine_item", project, "mcq", mcq.pk))  # oldest first, whatever the kind
 
 
 def test_home_reads_a_fixed_number_of_queries(client, project, people, django_assert_num_queries):
