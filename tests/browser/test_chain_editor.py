@@ -314,4 +314,6 @@ def test_relation_editor_accepts_rejects_and_rewrites_with_keys(live_server, pag
     page.keyboard.press("Control+Enter")
     page.wait_for_url(lambda url: "/pairs/" not in url)
     cp.refresh_from_db()
-    assert cp.status == ItemStatus.SUBMITTED
+    assert cp.status == ItemStatus.EXAMINING  # links skip the LLM judge unless the project's gate covers them
+    # The page it lands on says where the links went.
+    expect(page.locator(".messages")).to_contain_text("Links submitted and passed on to examiners.")

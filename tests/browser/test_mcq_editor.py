@@ -143,16 +143,20 @@ def test_an_mcq_is_written_beside_the_player_and_submitted(live_server, page, se
     # Submit with Ctrl+Enter from inside a text box.
     page.locator("#mcq-options .option-text").first.click()
     page.keyboard.press("Control+Enter")
-    expect(page.locator("#mcq-message")).to_have_text("Submitted. Press n for the next item.")
-    expect(page.locator("#mcq-status")).to_have_text("Submitted")
+    # MCQs skip the LLM judge unless the project's gate covers them: straight on to examiners.
+    expect(page.locator("#mcq-message")).to_have_text(
+        "MCQ submitted and passed on to examiners. Press n for the next item."
+    )
+    expect(page.locator("#mcq-status")).to_have_text("Examining")
     stored.refresh_from_db()
-    assert stored.status == ItemStatus.SUBMITTED
+    assert stored.status == ItemStatus.EXAMINING
     event = ReviewEvent.objects.get(mcq=mcq, to_status=ItemStatus.SUBMITTED)
     assert event.actor == people["annotator"] and event.from_status == ItemStatus.ANNOTATING
     expect(page.locator("#mcq-question")).to_have_attribute("readonly", "")
 
     # n opens the next item waiting for annotation.
-    following = mcq_create(project=mcq.project, videos=[(video, VideoRole.MAIN)], user=people["admin"])
+    # (Their own new item: one someone else has started writing is that person's to finish.)
+    following = mcq_create(project=mcq.project, videos=[(video, VideoRole.MAIN)], user=people["annotator"])
     page.locator("h1").click()
     page.keyboard.press("n")
     page.wait_for_url(f"**/mcqs/{following.pk}/")
