@@ -57,6 +57,11 @@ class ReleaseForm(forms.Form):
     include_media = forms.BooleanField(
         label="Include video and clip files", required=False, initial=True, help_text="Untick for annotations only."
     )
+    clip_files = forms.BooleanField(
+        label="Cut clip files",
+        required=False,
+        help_text="Also cut every released QA chain's clip into its own file (ffmpeg; slower).",
+    )
     split_mode = forms.ChoiceField(label="Split by video", choices=SPLIT_MODES, initial="ratios")
     train = forms.FloatField(required=False, min_value=0, initial=0.8)
     eval = forms.FloatField(required=False, min_value=0)
@@ -110,6 +115,7 @@ class ReleaseForm(forms.Form):
             "accepted_from": data["accepted_from"].isoformat() if data.get("accepted_from") else None,
             "accepted_to": data["accepted_to"].isoformat() if data.get("accepted_to") else None,
             "include_media": bool(data.get("include_media")),
+            "clip_files": bool(data.get("clip_files")) or None,
         }
         return {k: v for k, v in filters.items() if v not in (None, [], "")}
 

@@ -34,7 +34,15 @@ logger = logging.getLogger(__name__)
 BUILD_TASK = "releases.build"
 VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 VERSION_MAX = DatasetRelease._meta.get_field("version").max_length
-FILTER_KEYS = ("statuses", "categories", "video_ids", "accepted_from", "accepted_to", "include_media")
+FILTER_KEYS = (
+    "statuses",
+    "categories",
+    "video_ids",
+    "accepted_from",
+    "accepted_to",
+    "include_media",
+    "clip_files",
+)
 SPLIT_KEYS = ("ratios", "counts", "stratify")
 SPLIT_NAMES = tuple(s.value for s in Split if s.value)
 SEED_MAX = 2**63 - 1
@@ -141,6 +149,11 @@ def clean_filters(filters, *, project: Project) -> dict:
         errors.append("include_media must be true or false.")
     else:
         clean["include_media"] = include_media
+    clip_files = filters.get("clip_files", False)
+    if not isinstance(clip_files, bool):
+        errors.append("clip_files must be true or false.")
+    elif clip_files:  # only when asked: the default stays out of the stored filters
+        clean["clip_files"] = True
     if errors:
         raise ValidationError(errors)
     return clean
@@ -224,11 +237,13 @@ def release_create(
     split_config: dict | None = None,
     seed: int = 0,
     test_style: bool = False,
+    enqueue: bool = True,
 ) -> DatasetRelease:
     """A new release (admins), queued for the worker's `releases.build` job once this transaction commits.
 
     The same request sent twice (a double click) while the first is still queued or building returns
-    that release instead of a second one.
+    that release instead of a second one. `enqueue=False` records the job without sending it to the
+    worker, for a caller that runs it in-process (`releases.tasks.release_build_job`).
     """
     if not can(by, Action.ADMINISTER, project):
         raise PermissionDenied("Only project admins cut releases.")
@@ -274,12 +289,21 @@ def release_create(
             )
         release = DatasetRelease.objects.create(project=project, created_by=by, **cleaned)
         release.storage_prefix = f"releases/{project.slug}/{release.version}/"
-        try:
-            release.job = job_create(
-                project=project, kind=BUILD_TASK, target=release, params={"release_id": release.pk}, user=by
+        params = {"release_id": release.pk}
+        if not enqueue:
+            release.job = BackgroundJob.objects.create(
+                project=project,
+                kind=BUILD_TASK,
+                target_type=release._meta.label_lower,
+                target_id=release.pk,
+                params=params,
+                created_by=by,
             )
-        except JobAlreadyRunning as exc:  # cannot happen for a new row; keep the job it names
-            release.job = exc.job
+        else:
+            try:
+                release.job = job_create(project=project, kind=BUILD_TASK, target=release, params=params, user=by)
+            except JobAlreadyRunning as exc:  # cannot happen for a new row; keep the job it names
+                release.job = exc.job
         release.save(update_fields=["storage_prefix", "job"])
     logger.info(
         "release %s of %s created by %s: %s; %s",

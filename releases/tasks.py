@@ -6,6 +6,8 @@ delivered twice, or again after a worker died, ends with one ready release. The 
 below the broker's visibility timeout (4 h), so a running build is never handed out a second time.
 """
 
+from collections.abc import Callable
+
 from celery import shared_task
 
 from jobs.services import job_progress, job_running
@@ -13,9 +15,23 @@ from jobs.services import job_progress, job_running
 SOFT_LIMIT_S = 2 * 3600
 HARD_LIMIT_S = SOFT_LIMIT_S + 5 * 60
 
+Progress = Callable[[int, int, str], None]
+
+
+class ReleaseInvalid(Exception):
+    """The written files did not pass validation (the release row lists the offending items)."""
+
 
 @shared_task(name="releases.build", acks_late=True, soft_time_limit=SOFT_LIMIT_S, time_limit=HARD_LIMIT_S)
 def build(job_id: int) -> None:
+    release_build_job(job_id=job_id)
+
+
+def release_build_job(*, job_id: int, on_progress: Progress | None = None) -> None:
+    """Run one build job: the worker's task body, and `manage.py release create --sync` in-process.
+
+    The job ends failed when the build raised or the release failed validation (its page lists why).
+    """
     from .models import DatasetRelease, ReleaseStatus
 
     with job_running(job_id) as job:
@@ -36,23 +52,22 @@ def build(job_id: int) -> None:
             if percent != last[0] or done == total:
                 last[0] = percent
                 job_progress(job, done=done, total=total, message=message)
+            if on_progress is not None:
+                on_progress(done, total, message)
 
         release = release_build(release=release, progress=progress)
+        problems = len(release.validation_errors or [])
         job.result = {
             "release_id": release.pk,
             "status": release.status,
             "files": len(release.files or []),
-            "validation_errors": len(release.validation_errors or []),
+            "validation_errors": problems,
         }
         if release.status == ReleaseStatus.FAILED:
-            # The build itself worked and recorded why the release is not valid; the job failed too,
-            # so the failure shows wherever jobs are listed.
+            # The build worked and recorded why the release is not valid; the job fails too, so the
+            # failure shows wherever jobs are listed.
             raise ReleaseInvalid(
-                f"Release {release.version} failed validation: {len(release.validation_errors or [])} problem(s); "
-                "see the release page."
+                f"Release {release.version} failed validation: {problems} problem{'s' if problems != 1 else ''}; "
+                "the release page lists them."
             )
         job.message = f"Release {release.version} is ready: {len(release.files or [])} files."
-
-
-class ReleaseInvalid(Exception):
-    """The written files did not pass validation (the release row lists the offending items)."""

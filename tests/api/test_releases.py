@@ -1,11 +1,14 @@
 import hashlib
 import io
+import json
 import tarfile
+import zipfile
 
 import pytest
 
-from jobs.models import JobStatus
+from jobs.models import BackgroundJob, JobStatus
 from releases.models import DatasetRelease, ReleaseStatus
+from releases.tasks import build
 from tests import factories
 from tests.releases.conftest import accepted, stored_release  # noqa: F401 - the fixture is used by name
 
@@ -214,3 +217,60 @@ def test_schema_documents_every_release_operation():
     assert {"200", "302", "400", "401", "403", "404", "409"} <= set(download["responses"])
     assert set(download["responses"]["200"]["content"]) == {"application/zip", "application/x-tar"}
     assert "get" in paths[base + "{release_id}/statistics/"]
+
+
+# --- end to end: create through the API, the task builds it, download, compare with the manifest ----------
+
+
+def _post(client, project, headers, **body):
+    return client.post(
+        f"/api/projects/{project.slug}/releases/", body, content_type="application/json", headers=headers
+    )
+
+
+def test_create_build_download_and_the_manifest_agrees(client, project, people, accepted, token_for):  # noqa: F811
+    headers = token_for(people["admin"])
+    response = _post(
+        client,
+        project,
+        headers,
+        version="v1",
+        formats=["generic"],
+        seed=3,
+        split_config={"ratios": {"train": 0.5, "test": 0.5}},
+    )
+    assert response.status_code == 202, response.content
+    created = response.json()
+
+    build(created["job"]["id"])  # the worker's task body, run here
+
+    job = BackgroundJob.objects.get(pk=created["job"]["id"])
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    assert job.progress_total and job.progress_done == job.progress_total
+    release = DatasetRelease.objects.get(pk=created["id"])
+    assert release.status == ReleaseStatus.READY and not release.validation_errors
+
+    detail = client.get(created["links"]["self"], headers=token_for(people["annotator"])).json()
+    assert detail["status"] == "ready" and detail["links"]["download_zip"]
+    listed = {f["path"]: f for f in detail["files"]}
+
+    zipped = client.get(detail["links"]["download_zip"], headers=token_for(people["annotator"]))
+    assert zipped.status_code == 200
+    with zipfile.ZipFile(io.BytesIO(b"".join(zipped.streaming_content))) as zf:
+        members = {n.split("/", 1)[1]: zf.read(n) for n in zf.namelist() if not n.endswith("/")}
+    manifest = json.loads(members["manifest.json"])
+    assert {f["path"]: f["sha256"] for f in manifest["files"]} == {
+        path: hashlib.sha256(members[path]).hexdigest() for path in members if path != "manifest.json"
+    }
+    assert {path: hashlib.sha256(data).hexdigest() for path, data in members.items()} == {
+        path: f["sha256"] for path, f in listed.items()
+    }
+
+    tarred = client.get(detail["links"]["download_tar"], headers=token_for(people["reviser"]))
+    with tarfile.open(fileobj=io.BytesIO(b"".join(tarred.streaming_content))) as tar:
+        assert {m.name.split("/", 1)[1]: tar.extractfile(m).read() for m in tar} == members
+
+    # The task delivered again leaves the ready release as it is.
+    build(created["job"]["id"])
+    release.refresh_from_db()
+    assert release.status == ReleaseStatus.READY
