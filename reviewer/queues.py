@@ -136,7 +136,10 @@ def stage_q(queue: ReviewQueue) -> Q:
         return Q(status__in=statuses)
     if queue.stage == S.REVISING:
         column = KIND_FIELDS[ItemKind(queue.item_kind)]
-        into_revising = ReviewEvent.objects.filter(**{column: OuterRef("pk")}, to_status=S.REVISING)
+        # An admin's revert logs revising → revising; only a real move into revising says where it came from.
+        into_revising = ReviewEvent.objects.filter(**{column: OuterRef("pk")}, to_status=S.REVISING).exclude(
+            from_status=S.REVISING
+        )
         came_from = Subquery(into_revising.order_by("-created_at", "-pk").values("from_status")[:1])
         return Q(status=S.FLAGGED) | (Q(status=S.REVISING) & Q(In(came_from, [S.FLAGGED, S.ACCEPTED])))
     raise ValueError(f"A queue cannot be at stage {queue.stage!r}.")

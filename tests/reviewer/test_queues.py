@@ -7,7 +7,7 @@ from django.utils import timezone
 from annotator.models import ItemStatus
 from projects.models import Role
 from reviewer import tasks
-from reviewer.models import Assignment, AssignmentStatus
+from reviewer.models import Assignment, AssignmentStatus, ReviewEvent
 from reviewer.queues import (
     AssignRefused,
     ClaimRefused,
@@ -99,6 +99,19 @@ def test_revising_queue_holds_flagged_items_not_those_the_judge_sent_back(projec
     chain_queue = _queue(project, [people["reviser"]], stage=S.REVISING, item_kind="qa_chain")
     assert _ids(queue_items(mcq_queue)) == sorted([flagged.pk, being_revised.pk])
     assert _ids(queue_items(chain_queue)) == []
+
+
+def test_an_admin_revert_while_revising_keeps_the_item_in_the_revising_queue(project, people):
+    item = _mcq(project, S.FLAGGED)
+    item_transition(item=item, to_status=S.REVISING, actor=people["reviser"])
+    queue = _queue(project, [people["reviser"]], stage=S.REVISING)
+    assert _ids(queue_items(queue)) == [item.pk]
+    # A revert logs revising → revising; it says nothing about where the item came from.
+    ReviewEvent.objects.create(
+        project=project, actor=people["admin"], from_status=S.REVISING, to_status=S.REVISING,
+        reasons=["revert"], **ReviewEvent.ref_for(item),
+    )
+    assert _ids(queue_items(queue)) == [item.pk]
 
 
 def test_annotating_queue_passes_over_items_someone_else_is_writing(project, people):
