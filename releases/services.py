@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import math
 import posixpath
 import re
 
@@ -24,10 +23,10 @@ from jobs.models import BackgroundJob, JobStatus
 from jobs.services import JobAlreadyRunning, job_create
 from projects.models import Project
 from projects.permissions import Action, can
-from videos.models import Split
 
 from .models import DatasetRelease, ReleaseFormat, ReleaseStatus
 from .selectors import release_match_counts
+from .splits import SPLITS, SplitConfigError, split_config_clean
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +42,7 @@ FILTER_KEYS = (
     "include_media",
     "clip_files",
 )
-SPLIT_KEYS = ("ratios", "counts", "stratify")
-SPLIT_NAMES = tuple(s.value for s in Split if s.value)
+SPLIT_NAMES = SPLITS
 SEED_MAX = 2**63 - 1
 _ACTIVE = (ReleaseStatus.QUEUED, ReleaseStatus.BUILDING)
 
@@ -164,49 +162,13 @@ def _default_statuses():
 
 
 def clean_split_config(split_config) -> dict:
-    """`{"ratios": {split: share}}` or `{"counts": {split: videos}}`, plus `"stratify"` (default true).
-
-    Empty means every video goes to `test` (an evaluation-only release). Splits are train, eval, test.
-    """
-    if split_config is None or split_config == {}:
-        return {}
-    if not isinstance(split_config, dict):
-        raise ValidationError('The split must be an object such as {"ratios": {"train": 0.8, "test": 0.2}}.')
-    unknown = sorted(set(split_config) - set(SPLIT_KEYS))
-    if unknown:
-        raise ValidationError(f"Unknown split setting {', '.join(unknown)}; settings are {', '.join(SPLIT_KEYS)}.")
-    has_ratios, has_counts = "ratios" in split_config, "counts" in split_config
-    if has_ratios == has_counts:
-        raise ValidationError("Give either ratios (shares of the videos) or counts (numbers of videos), not both.")
-    key = "ratios" if has_ratios else "counts"
-    parts = split_config[key]
-    if not isinstance(parts, dict) or not parts:
-        raise ValidationError(f'{key} must name at least one split, e.g. {{"test": {0.2 if has_ratios else 50}}}.')
-    bad = sorted(set(parts) - set(SPLIT_NAMES))
-    if bad:
-        raise ValidationError(f"Unknown split {', '.join(bad)}; splits are {', '.join(SPLIT_NAMES)}.")
-    clean_parts = {}
-    for name in SPLIT_NAMES:
-        if name not in parts:
-            continue
-        value = parts[name]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise ValidationError(f"The {name} {key[:-1]} must be a number, not {value!r}.")
-        if has_ratios:
-            if not 0 < value <= 1:
-                raise ValidationError(f"The {name} ratio must be above 0 and at most 1, not {value}.")
-            clean_parts[name] = float(value)
-        else:
-            if value != int(value) or value < 0:
-                raise ValidationError(f"The {name} count must be a whole number of videos ≥ 0, not {value}.")
-            clean_parts[name] = int(value)
-    if has_ratios and sum(clean_parts.values()) > 1 + 1e-9:
-        total = sum(clean_parts.values())
-        raise ValidationError(f"The ratios add up to {total:g}; they may add up to at most 1.")
-    stratify = split_config.get("stratify", True)
-    if not isinstance(stratify, bool):
-        raise ValidationError("stratify must be true or false.")
-    return {key: clean_parts, "stratify": stratify}
+    """`{"ratios": {split: share}}` or `{"counts": {split: videos}}`, plus `"stratify"` (default true);
+    the flat shapes `{"train": 0.8, "test": 0.2}` and `{"test": 50}` mean the same. Empty means every
+    video goes to `test`. The split module's own check, so the form and the build never disagree."""
+    try:
+        return split_config_clean(split_config)
+    except SplitConfigError as exc:
+        raise ValidationError(str(exc)) from None
 
 
 def clean_seed(seed) -> int:

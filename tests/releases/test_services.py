@@ -79,7 +79,7 @@ def test_only_admins_create(project, people, accepted, role):
         ({"split_config": {"ratios": {"train": 0.8, "test": 0.4}}}, "split_config", "add up to 1.2"),
         ({"split_config": {"ratios": {"dev": 0.5}}}, "split_config", "Unknown split dev"),
         ({"split_config": {"ratios": {"test": 0.2}, "counts": {"test": 2}}}, "split_config", "not both"),
-        ({"split_config": {"counts": {"test": 2.5}}}, "split_config", "whole number of videos"),
+        ({"split_config": {"counts": {"test": 2.5}}}, "split_config", "must be a whole number"),
         ({"seed": -1}, "seed", "between 0 and"),
         ({"seed": "abc"}, "seed", "whole number"),
     ],
@@ -155,8 +155,9 @@ def test_deleted_versions_are_not_reused(project, people, accepted):
     assert "has been deleted; a label is never reused" in _messages(exc)["version"][0]
 
 
-def test_empty_split_config_means_no_split():
+def test_empty_split_config_means_no_split_and_flat_shapes_are_read():
     assert clean_split_config({}) == {} and clean_split_config(None) == {}
+    assert clean_split_config({"train": 0.8, "test": 0.2}) == {"ratios": {"train": 0.8, "test": 0.2}, "stratify": True}
     assert clean_split_config({"counts": {"test": 3}, "stratify": False}) == {"counts": {"test": 3}, "stratify": False}
 
 
@@ -209,3 +210,21 @@ def test_deleting_a_queued_release_cancels_its_job(project, people, accepted):
     release.job.refresh_from_db()
     assert release.job.status == JobStatus.CANCELLED
     assert release.job.message == "The release was deleted."
+
+
+def test_admin_site_deletes_through_the_service(client, project, people, django_capture_on_commit_callbacks):
+    release = stored_release(project)
+    staff = people["admin"]
+    staff.is_staff = staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+    url = "/admin/releases/datasetrelease/"
+    assert client.get(url).status_code == 200
+    assert client.get(f"{url}{release.pk}/change/").status_code == 200
+    assert client.get(f"{url}add/").status_code == 403  # releases are cut on the release pages
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, {"action": "delete_releases", "_selected_action": [release.pk]})
+    assert response.status_code == 302
+    release.refresh_from_db()
+    assert release.status == ReleaseStatus.DELETED and release.deleted_by == staff
+    assert not default_storage.exists(release.archive.name)
