@@ -14,6 +14,10 @@ from tests import factories
 
 @pytest.fixture
 def accepted(project):
+    return make_accepted(project)
+
+
+def make_accepted(project) -> dict:
     """Two videos with an accepted MCQ each, one MCQ still in review, and an accepted QA chain."""
     videos = [factories.VideoFactory(project=project, name=f"clip_{i}") for i in range(2)]
     now = timezone.now()
