@@ -3,6 +3,7 @@
 #
 #   gunicorn ...   the web server (the image's default command)
 #   worker [...]   the Celery worker; concurrency from CELERY_CONCURRENCY, extra celery options after it
+#   beat [...]     Celery beat, which sends the periodic tasks (settings' CELERY_BEAT_SCHEDULE); run ONE
 #   migrate [...]  apply database migrations and exit (docker-compose's one-shot "migrate" service)
 #   anything else  run as given, e.g. `python manage.py createsuperuser` or `bash`
 set -euo pipefail
@@ -47,6 +48,16 @@ case "${1:-}" in
       --loglevel="${CELERY_LOG_LEVEL:-INFO}" \
       --concurrency="${CELERY_CONCURRENCY:-2}" \
       --max-tasks-per-child="${CELERY_MAX_TASKS_PER_CHILD:-100}" \
+      "$@"
+    ;;
+  beat)
+    shift
+    check_environment
+    # Its schedule file (when each task last ran) lives in VIDQA_VAR_DIR; losing it only means the
+    # periodic tasks run once more at start. No media access needed.
+    exec celery -A config beat \
+      --loglevel="${CELERY_LOG_LEVEL:-INFO}" \
+      --schedule="${VIDQA_VAR_DIR:-/app/var}/celerybeat-schedule" \
       "$@"
     ;;
   migrate)

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # `make run`: the demo on http://127.0.0.1:${PORT:-8000} with a real Celery worker beside it.
+# The worker runs beat embedded (-B): periodic tasks such as the lapsed-lease sweep (settings'
+# CELERY_BEAT_SCHEDULE) need no third process here; docker-compose runs beat as its own service.
 #
 # SQLite (var/db.sqlite3) and a file-system broker unless DATABASE_URL / REDIS_URL are set.
 # The web server is Django's runserver: a local, single-user run wants DEBUG pages and static files
@@ -98,8 +100,9 @@ trap 'stop_all' EXIT
 [ -f "$LOG_DIR/worker.log" ] && mv -f "$LOG_DIR/worker.log" "$LOG_DIR/worker.log.1"
 [ -f "$LOG_DIR/web.log" ] && mv -f "$LOG_DIR/web.log" "$LOG_DIR/web.log.1"
 
-say "starting the Celery worker (log: $LOG_DIR/worker.log)"
+say "starting the Celery worker with its periodic tasks (log: $LOG_DIR/worker.log)"
 setsid .venv/bin/celery -A config worker --loglevel INFO --concurrency 2 \
+  -B --schedule "$VAR_DIR/celerybeat-schedule" \
   </dev/null >"$LOG_DIR/worker.log" 2>&1 &
 worker_pid=$!
 
@@ -169,7 +172,7 @@ lines = [
     *(f"  {user:<10} / {password:<15} {role}" for user, password, role in DEMO_LOGINS),
     "",
     f"Database: {db}",
-    f"Broker:   {broker}; Celery worker log: {logs}/worker.log",
+    f"Broker:   {broker}; Celery worker (with beat) log: {logs}/worker.log",
     "Press Ctrl-C to stop the web server and the worker.",
 ]
 width = max(len(line) for line in lines)

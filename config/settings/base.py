@@ -212,6 +212,15 @@ CELERY_TASK_SOFT_TIME_LIMIT = 3 * 3600 - 60
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Periodic tasks, sent by one beat process (`make run`: embedded in the worker; docker-compose: the
+# `beat` service). Each message expires before the next is due, so a stopped worker does not find a
+# pile of identical sweeps when it comes back.
+CELERY_BEAT_SCHEDULE = {
+    # Lapsed leases marked expired, so dashboards count them (their items are free already).
+    "expire-leases": {"task": "reviewer.expire_leases", "schedule": 60.0, "options": {"expires": 55}},
+}
+# Where beat remembers when each entry last ran (a shelve file; beat's only state).
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 # --- REST framework ---------------------------------------------------------------------------
 REST_FRAMEWORK = {

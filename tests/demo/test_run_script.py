@@ -152,6 +152,16 @@ def _alive(pid: int, start: str) -> bool:
     return st is not None and st[1] != "Z" and st[2] == start
 
 
+def _wait_for_log(path: Path, pattern: re.Pattern, timeout: float = START_TIMEOUT_S) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and pattern.search(path.read_text(errors="replace")):
+            return
+        time.sleep(0.5)
+    tail = path.read_text(errors="replace")[-3000:] if path.exists() else "(no log)"
+    pytest.fail(f"{path.name} did not show {pattern.pattern!r} within {timeout:.0f} s:\n{tail}")
+
+
 def _get(opener, url: str, data: dict | None = None) -> tuple[int, str]:
     body = urllib.parse.urlencode(data).encode() if data is not None else None
     try:
@@ -208,9 +218,13 @@ def test_make_run_serves_the_demo_with_printed_logins_and_ctrl_c_stops_everythin
         assert status == 302, "the printed annotator login was refused"
         assert _get(opener, f"{run.base_url}/p/{PROJECT_SLUG}/")[0] == 200
 
+        # Beat runs inside the worker: the lapsed-lease sweep is sent at start (then every minute) and run.
+        _wait_for_log(var_dir / "log" / "worker.log", re.compile(r"Task reviewer\.expire_leases\[[^\]]+\] succeeded"))
+        assert list(var_dir.glob("celerybeat-schedule*")), "beat kept no schedule file in the var folder"
+
         processes = run.remember_processes()
         commands = [_cmdline(pid) for pid, _ in processes]
-        assert any("celery" in c and " worker" in c for c in commands), commands
+        assert any("celery" in c and " worker" in c and " -B" in c for c in commands), commands
         assert any("runserver" in c for c in commands), commands
 
         run.proc.send_signal(signal.SIGINT)
