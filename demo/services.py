@@ -40,7 +40,7 @@ from annotator.models import (
 )
 from llm.models import CallOutcome, LLMCall
 from projects.models import Membership, Project, ProjectKind
-from reviewer.models import QualityScore, ReviewEvent
+from reviewer.models import ExamVerdict, QualityScore, ReviewEvent, ReviewQueue
 from videos.clips import clips_rebuild
 from videos.curation import video_curate, video_curation_override
 from videos.ingest import video_import
@@ -256,7 +256,15 @@ def _build(*, media: dict[str, _Generated], stored: list[str]) -> Project:
     _mcqs_create(project=project, video=main, users=users)
     _mvp_mcq_create(project=project, reference=reference, candidates=[other, main], users=users)
     _library_create(project=project, video=main, users=users)
+    _queues_create(project=project, users=users)
     return project
+
+
+def _queues_create(*, project: Project, users: dict) -> None:
+    """One queue per stage people pull from, so "Next item" and the dashboards have something to show."""
+    for name, stage, kind, role in sb.DEMO_QUEUES:
+        queue = ReviewQueue.objects.create(project=project, name=name, stage=stage, item_kind=kind)
+        queue.members.set([users[role]])
 
 
 def _video_add(*, project: Project, generated: _Generated, stored: list[str], user, metadata: dict) -> Video:
@@ -352,11 +360,14 @@ def _draft_call(*, project: Project, step: str, parsed: dict) -> LLMCall:
 def _events(*, item, project: Project, path: list[tuple[str, str, object]]) -> None:
     """Record the workflow transitions that brought a demo item to where it is."""
     for from_status, to_status, actor in path:
+        flag = to_status == ItemStatus.FLAGGED
         ReviewEvent.objects.create(
             project=project,
             actor=actor,
             from_status=from_status,
             to_status=to_status,
+            reasons=list(sb.DEMO_FLAG_REASONS) if flag else [],
+            comment=sb.DEMO_FLAG_COMMENT if flag else "",
             item_version=item.version,
             **ReviewEvent.ref_for(item),
         )
@@ -370,7 +381,7 @@ def _status_fields(*, status: str, users: dict, now) -> dict:
         "human_edited": human,
         "author": users["annotator"] if human else None,
     }
-    if status in (ItemStatus.SUBMITTED, ItemStatus.ACCEPTED):
+    if status in (ItemStatus.SUBMITTED, ItemStatus.SCORED, ItemStatus.FLAGGED, ItemStatus.ACCEPTED):
         fields["submitted_at"] = now - timedelta(hours=2)
     if status == ItemStatus.ACCEPTED:
         fields["accepted_at"] = now - timedelta(hours=1)
@@ -387,6 +398,18 @@ def _status_path(*, status: str, users: dict) -> list[tuple[str, str, object]]:
         ItemStatus.SUBMITTED: [
             (ItemStatus.DRAFT, ItemStatus.ANNOTATING, a),
             (ItemStatus.ANNOTATING, ItemStatus.SUBMITTED, a),
+        ],
+        ItemStatus.SCORED: [
+            (ItemStatus.DRAFT, ItemStatus.ANNOTATING, a),
+            (ItemStatus.ANNOTATING, ItemStatus.SUBMITTED, a),
+            (ItemStatus.SUBMITTED, ItemStatus.SCORED, None),
+        ],
+        ItemStatus.FLAGGED: [
+            (ItemStatus.DRAFT, ItemStatus.ANNOTATING, a),
+            (ItemStatus.ANNOTATING, ItemStatus.SUBMITTED, a),
+            (ItemStatus.SUBMITTED, ItemStatus.SCORED, None),
+            (ItemStatus.SCORED, ItemStatus.EXAMINING, e),
+            (ItemStatus.EXAMINING, ItemStatus.FLAGGED, e),
         ],
         ItemStatus.ACCEPTED: [
             (ItemStatus.DRAFT, ItemStatus.ANNOTATING, a),
@@ -423,8 +446,20 @@ def _chains_create(*, project: Project, clips: list[Clip], users: dict) -> list[
             for i, qa in enumerate(pairs)
         )
         _events(item=chain, project=project, path=_status_path(status=status, users=users))
-        if status == ItemStatus.ACCEPTED:
+        if status in (ItemStatus.SCORED, ItemStatus.FLAGGED, ItemStatus.ACCEPTED):
             _judge_score(project=project, chain=chain)
+        if status == ItemStatus.FLAGGED:
+            ExamVerdict.objects.create(
+                project=project,
+                examiner=users["examiner"],
+                round_started_at=chain.submitted_at,
+                item_version=chain.version,
+                passed=False,
+                reasons=list(sb.DEMO_FLAG_REASONS),
+                checklist={code: code not in sb.DEMO_FLAG_REASONS for code in sb.DEMO_CHAIN_CHECKS},
+                comment=sb.DEMO_FLAG_COMMENT,
+                **ExamVerdict.ref_for(chain),
+            )
         chains.append(chain)
     return chains
 

@@ -701,13 +701,26 @@ VIDEO_DESCRIPTIONS: tuple[tuple[str, str], ...] = (
 # Per chain, in scene order: where each chain stands in the workflow (annotator.models.ItemStatus).
 CHAIN_STATUSES: tuple[str, ...] = (
     "accepted",
-    "submitted",
+    "scored",  # the judge passed it: waiting for the examiner
+    "flagged",  # the examiner flagged it: waiting for the reviser
     "annotating",
-    "annotating",
     "draft",
     "draft",
     "draft",
     "draft",
+)
+# The examiner's flag on the flagged chain (codes of reviewer.examination.CHECKLISTS["qa_chain"]).
+DEMO_CHAIN_CHECKS: tuple[str, ...] = (
+    "skills_right", "coherent_pronouns", "answers_grounded", "needs_video", "no_duplicates", "other",
+)
+DEMO_FLAG_REASONS: tuple[str, ...] = ("coherent_pronouns",)
+DEMO_FLAG_COMMENT = "Turns 3 and 4 name the chef again; use 'she' once she is introduced."
+# Review queues: (name, stage, item kind, the demo login who pulls from it).
+DEMO_QUEUES: tuple[tuple[str, str, str, str], ...] = (
+    ("Annotate chains", "annotating", "qa_chain", "annotator"),
+    ("Examine chains", "examining", "qa_chain", "examiner"),
+    ("Examine MCQs", "examining", "mcq", "examiner"),
+    ("Revise flagged chains", "revising", "qa_chain", "reviser"),
 )
 # Per chain pair (before_index 0..6).
 CHAIN_PAIR_STATUSES: tuple[str, ...] = ("accepted", "annotating", "annotating", "draft", "draft", "draft", "draft")

@@ -170,6 +170,24 @@ def test_load_demo_builds_the_whole_demo_project(settings, client):
         "accepted",
     ]
 
+    # Review: the scored chain waits in the examiner's queue, the flagged one (with a real checklist
+    # reason and its verdict) in the reviser's; each demo login has a queue to pull from.
+    from reviewer.examination import CHECKLISTS
+    from reviewer.models import ExamVerdict, ReviewQueue
+    from reviewer.queues import queue_open_items
+
+    assert set(sb.DEMO_CHAIN_CHECKS) == {code for code, _ in CHECKLISTS["qa_chain"]}
+    flagged = chains[sb.CHAIN_STATUSES.index("flagged")]
+    verdict = ExamVerdict.objects.get(qa_chain=flagged)
+    assert not verdict.passed and verdict.reasons == list(sb.DEMO_FLAG_REASONS)
+    assert verdict.round_started_at == flagged.submitted_at
+    queues = {q.name: q for q in ReviewQueue.objects.filter(project=project)}
+    assert [q.pk for q in queue_open_items(queues["Examine chains"])] == [
+        chains[sb.CHAIN_STATUSES.index("scored")].pk
+    ]
+    assert [q.pk for q in queue_open_items(queues["Revise flagged chains"])] == [flagged.pk]
+    assert {u.username for q in queues.values() for u in q.members.all()} == {"annotator", "examiner", "reviser"}
+
     # Chain pairs and relations: adjacent chains, 1–2 relations each, some accepted with a rewrite.
     for cp in ChainPair.objects.filter(project=project).select_related("chain_before__clip", "chain_after__clip"):
         assert cp.chain_before.clip.index == cp.before_index and cp.chain_after.clip.index == cp.before_index + 1
