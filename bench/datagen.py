@@ -295,6 +295,12 @@ STATUS_WEIGHTS = {
     "accepted": 45,
 }
 FORWARD = ["draft", "annotating", "submitted", "scored", "examining", "accepted"]
+# Queues whose items are seen by two people at that stage.
+OVERLAP_TWO = {("mcq", "examining"): 2}
+# Minutes a person holds an item at each stage (uniform between the two), and how often a lease lapses
+# (the person walked away) before someone completes the stage.
+WORK_MINUTES = {"annotating": (5, 40), "examining": (1, 12), "revising": (3, 25)}
+LAPSED_SHARE = 0.08
 
 
 def _copy_text(value) -> str:
@@ -427,6 +433,15 @@ def _spread(total: int, bins: int, rng: random.Random, *, base: int, cap: int | 
 
 
 @dataclass
+class _ExamRound:
+    """One examination of an item: from its latest submit, at one version, and the verdicts given."""
+
+    start: datetime
+    version: int
+    verdicts: list[tuple] = field(default_factory=list)  # (examiner, passed, when, seconds, reasons)
+
+
+@dataclass
 class _Timeline:
     """The workflow history of one item: (from, to, actor id, time, version) per transition."""
 
@@ -524,10 +539,19 @@ class _Generator:
             ("MCQs: revise", "revising", ItemKind.MCQ, self.revisers),
         ]
         self.queues: dict[tuple[str, str], int] = {}
+        self.overlap: dict[tuple[str, str], int] = {}
         for priority, (name, stage, kind, members) in enumerate(queue_specs):
+            # MCQs are examined by two people each (LongVideoBench-style double checking): agreement is measured there.
+            overlap = OVERLAP_TWO.get((str(kind), stage), 1)
             queue = ReviewQueue.objects.create(
-                project=self.project, name=name, stage=stage, item_kind=kind, priority=len(queue_specs) - priority
+                project=self.project,
+                name=name,
+                stage=stage,
+                item_kind=kind,
+                priority=len(queue_specs) - priority,
+                overlap=overlap,
             )
+            self.overlap[(str(kind), stage)] = overlap
             queue.members.set(members)
             self.queues[(str(kind), stage)] = queue.id
         self.counts["review_queues"] = len(queue_specs)
@@ -894,13 +918,13 @@ class _Generator:
         item._kind = kind
 
     def _review_log(self) -> None:
-        from reviewer.models import Assignment, QualityScore, ReviewEvent
+        from reviewer.models import Assignment, ExamVerdict, QualityScore, ReviewEvent
 
         rng = self.rng
         items = [*self.chains, *self.chain_pairs, *self.mcqs]
         ref_fields = ["item_kind", "qa_chain", "chain_pair", "mcq"]
         lease = timedelta(minutes=30)
-        events = scores = assignments = 0
+        events = scores = assignments = verdicts = 0
 
         def ref(item) -> str:
             ids = [r"\N", r"\N", r"\N"]
@@ -972,18 +996,58 @@ class _Generator:
             now=self.now,
         )
 
+        # A generator of its own for what was added later (work time, second examiners, verdicts, lapsed
+        # leases), so the content above stays what it was for the same seed.
+        extra = random.Random(self.seed * 31 + 7)
+        rounds = self._exam_rounds(items, extra)
+        lapse_pool = {
+            "annotating": self.annotators,
+            "examining": self.examiners,
+            "revising": self.revisers,
+        }
+
+        def work(stage: str, start: datetime, end: datetime) -> datetime:
+            """When the lease that ended at `end` began: some minutes of work, never before the stage did."""
+            low, high = WORK_MINUTES[stage]
+            return max(start, end - timedelta(minutes=extra.uniform(low, high)))
+
         def assignment_lines() -> Iterator[str]:
             nonlocal assignments
             for item in items:
                 tl, r = item._timeline, ref(item)
                 holder = {"annotating": tl.author_id, "examining": tl.examiner_id, "revising": tl.reviser_id}
-                # Finished work: a completed lease for every stage the item went through.
+                exams = iter(rounds.get(id(item), []))
+                # Finished work: a completed lease for every stage the item went through (at an
+                # examination, one per examiner who gave a verdict).
                 for (_p, stage, _a, start, _v), (_p2, _to, _a2, end, _v2) in itertools.pairwise(tl.steps):
-                    if stage in holder and holder[stage] is not None:
+                    if stage not in holder or holder[stage] is None:
+                        continue
+                    if stage == "examining":
+                        done = [
+                            (who, at - timedelta(seconds=secs), at) for who, _ok, at, secs, _r in next(exams).verdicts
+                        ]
+                    else:
+                        done = [(holder[stage], work(stage, start, end), end)]
+                    for who, leased, completed in done:
                         assignments += 1
                         # Heartbeats kept the lease alive until the work was handed on.
                         yield self._assignment_line(
-                            r, item, stage, holder[stage], "completed", start, end + lease, end, end
+                            r, item, stage, who, "completed", leased, completed + lease, completed, completed
+                        )
+                    # Now and then someone claimed it first and walked away: that lease lapsed.
+                    others = [p for p in lapse_pool[stage] if p not in (tl.author_id, *(w for w, _l, _c in done))]
+                    if others and extra.random() < LAPSED_SHARE:
+                        leased = start + (end - start) * extra.uniform(0, 0.5)
+                        assignments += 1
+                        yield self._assignment_line(
+                            r, item, stage, extra.choice(others), "expired", leased, leased + lease, leased, None
+                        )
+                # An examination under way with two examiners: the second one may have judged already.
+                for open_round in exams:
+                    for who, _ok, at, secs, _r in open_round.verdicts:
+                        assignments += 1
+                        yield self._assignment_line(
+                            r, item, "examining", who, "completed", at - timedelta(seconds=secs), at + lease, at, at
                         )
                 # Work in hand: about half the items at a human stage are leased right now, some of
                 # those leases already past their expiry and not yet swept.
@@ -1013,9 +1077,88 @@ class _Generator:
             assignment_lines(),
             now=self.now,
         )
+
+        def verdict_lines() -> Iterator[str]:
+            nonlocal verdicts
+            for item in items:
+                queue = _copy_text(self.queues.get((item._kind, "examining")))
+                for exam in rounds.get(id(item), []):
+                    for who, passed, at, secs, reasons in exam.verdicts:
+                        verdicts += 1
+                        yield (
+                            f"{ref(item)}\t{self.project.id}\t{who}\t{queue}\t{exam.start.isoformat()}\t{exam.version}\t"
+                            f"{_copy_text(passed)}\t{_copy_text(reasons)}\t\t{secs}\t{at.isoformat()}\n"
+                        )
+
+        copy_rows(
+            ExamVerdict,
+            [
+                *ref_fields,
+                "project",
+                "examiner",
+                "queue",
+                "round_started_at",
+                "item_version",
+                "passed",
+                "reasons",
+                "comment",
+                "seconds_spent",
+                "created_at",
+            ],
+            verdict_lines(),
+            now=self.now,
+        )
         self.counts["review_events"] = events
         self.counts["quality_scores"] = scores
         self.counts["assignments"] = assignments
+        self.counts["exam_verdicts"] = verdicts
+
+    def _exam_rounds(self, items: list, rng: random.Random) -> dict[int, list[_ExamRound]]:
+        """Every examination round of every item, with its examiners' verdicts, consistent with the log:
+        a round that ended accepted has only passes, one that ended flagged at least one flag, and the
+        examiner named in the log gives the last verdict. Where the queue asks for two examiners, a
+        second one (never the author) judges too, and may already have judged a round still open."""
+        rounds: dict[int, list[_ExamRound]] = {}
+        for item in items:
+            tl = item._timeline
+            overlap = self.overlap.get((item._kind, "examining"), 1)
+            second = None
+            if overlap > 1:
+                second = rng.choice([e for e in self.examiners if e not in (tl.author_id, tl.examiner_id)])
+            submitted, version, found = None, 1, []
+            steps = tl.steps
+            for k, (_prev, to, _actor, when, v) in enumerate(steps):
+                if to == "submitted":
+                    submitted, version = when, v
+                if to != "examining" or submitted is None:
+                    continue
+                decided = steps[k + 1] if k + 1 < len(steps) else None
+                exam = _ExamRound(start=submitted, version=version)
+                if decided is not None:
+                    end, flagged = decided[3], decided[1] == "flagged"
+                    # Which of the two flagged: both, only the one in the log, or only the other.
+                    pattern = rng.choice(["both", "both", "last", "other"]) if flagged and second else "last"
+                    last_pass = not flagged or pattern == "other"
+                    if second is not None:
+                        at = when + (end - when) * rng.uniform(0.1, 0.9)
+                        passes = not flagged or pattern == "last"
+                        exam.verdicts.append(self._verdict(rng, second, passes, at, when))
+                    exam.verdicts.append(self._verdict(rng, tl.examiner_id, last_pass, end, when))
+                elif second is not None and rng.random() < 0.4:
+                    at = when + (self.now - when) * rng.uniform(0.1, 0.9)
+                    exam.verdicts.append(self._verdict(rng, second, rng.random() < 0.8, at, when))
+                found.append(exam)
+            if found:
+                rounds[id(item)] = found
+        return rounds
+
+    def _verdict(self, rng: random.Random, who: int, passed: bool, at: datetime, since: datetime) -> tuple:
+        """(examiner, passed, when, seconds spent, reasons): the work fits between the stage's start and `at`."""
+        low, high = WORK_MINUTES["examining"]
+        room = max(1, int((at - since).total_seconds()))
+        seconds = min(room, int(rng.uniform(low, high) * 60))
+        reasons = [] if passed else rng.sample(FLAG_REASONS, rng.randint(1, 2))
+        return (who, passed, at, seconds, reasons)
 
     def _assignment_line(
         self,

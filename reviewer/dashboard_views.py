@@ -82,16 +82,19 @@ class _Links:
     def __init__(self, project, period):
         self.slug = project.slug
         self.range = {"from": period.start.isoformat(), "to": period.end.isoformat()}
+        # Paths are reversed once per panel, not once per bar: a page has thousands of links.
+        self._rows = {p: reverse("reviewer:dashboard_rows", args=[self.slug, p]) for p in d.PANELS}
+        self._queue = reverse("reviewer:queue_detail", args=[self.slug, 0]).rsplit("/0/", 1)[0]
 
     def rows(self, panel: str, **params) -> str:
         query = urlencode({**self.range, **{k: v for k, v in params.items() if v is not None}})
-        return f"{reverse('reviewer:dashboard_rows', args=[self.slug, panel])}?{query}"
+        return f"{self._rows[panel]}?{query}"
 
     def csv(self, panel: str) -> str:
         return f"{reverse('reviewer:dashboard_csv', args=[self.slug, panel])}?{urlencode(self.range)}"
 
     def queue(self, queue_id: int) -> str:
-        return reverse("reviewer:queue_detail", args=[self.slug, queue_id])
+        return f"{self._queue}/{queue_id}/"
 
 
 def _n(value: int, href: str | None) -> Cell:

@@ -366,3 +366,77 @@ def small_multiples(
             )
         )
     return charts
+
+
+# --- drawing ---------------------------------------------------------------------------------------
+
+INK, MUTED_INK, GRID = "#1d232b", "#5d6875", "#e3e7eb"
+
+
+def _f(value: float) -> str:
+    return f"{value:.1f}".rstrip("0").rstrip(".")
+
+
+def render_svg(chart: Chart, chart_id: str = "chart") -> str:
+    """The chart as one inline <svg> string (escaped here; mark it safe to output).
+
+    Built in Python rather than a template loop: a page of a dozen charts has thousands of marks, and
+    a template tag per mark would cost more than the queries behind them."""
+    from html import escape
+
+    cid = escape(chart_id)
+    labelled = f"{cid}-t {cid}-d" if chart.description else f"{cid}-t"
+    out = [
+        f'<svg class="chart chart-{escape(chart.kind)}" viewBox="0 0 {chart.width} {chart.height}" '
+        f'width="{chart.width}" height="{chart.height}" role="img" aria-labelledby="{labelled}" '
+        'preserveAspectRatio="xMinYMin meet" font-family="system-ui, sans-serif" font-size="11">',
+        f'<title id="{cid}-t">{escape(chart.title)}</title>',
+    ]
+    if chart.description:
+        out.append(f'<desc id="{cid}-d">{escape(chart.description)}</desc>')
+    if chart.empty:
+        out.append(
+            f'<text x="{chart.width / 2:g}" y="{chart.height / 2:g}" text-anchor="middle" fill="{MUTED_INK}" '
+            'font-style="italic">Nothing in this range</text>'
+        )
+    else:
+        out.append(f'<g stroke="{GRID}" stroke-width="1">')
+        out += [f'<line x1="{_f(g.x1)}" y1="{_f(g.y1)}" x2="{_f(g.x2)}" y2="{_f(g.y2)}"/>' for g in chart.gridlines]
+        out.append("</g>")
+        if chart.axis:
+            a = chart.axis
+            out.append(f'<line x1="{_f(a.x1)}" y1="{_f(a.y1)}" x2="{_f(a.x2)}" y2="{_f(a.y2)}" stroke="{MUTED_INK}"/>')
+        for colour, labels in ((MUTED_INK, chart.value_labels), (INK, chart.category_labels)):
+            out.append(f'<g fill="{colour}">')
+            out += [
+                f'<text x="{_f(lb.x)}" y="{_f(lb.y)}" text-anchor="{lb.anchor}">{escape(lb.text)}</text>'
+                for lb in labels
+            ]
+            out.append("</g>")
+        out.append("<g>")
+        for b in chart.bars:
+            rect = (
+                f'<rect x="{_f(b.x)}" y="{_f(b.y)}" width="{_f(b.width)}" height="{_f(b.height)}" fill="{b.fill}">'
+                f"<title>{escape(b.title)}</title></rect>"
+            )
+            out.append(f'<a href="{escape(b.href)}">{rect}</a>' if b.href else rect)
+        out.append("</g>")
+        for line in chart.lines:
+            out.append(f'<g><polyline points="{line.path}" fill="none" stroke="{line.stroke}" stroke-width="1.5"/>')
+            for p in line.points:
+                dot = (
+                    f'<circle cx="{_f(p.x)}" cy="{_f(p.y)}" r="2.5" fill="{line.stroke}">'
+                    f"<title>{escape(p.title)}</title></circle>"
+                )
+                out.append(f'<a href="{escape(p.href)}">{dot}</a>' if p.href else dot)
+            out.append("</g>")
+    if chart.legend:
+        out.append(f'<g fill="{INK}">')
+        for e in chart.legend:
+            out.append(
+                f'<rect x="{_f(e.x)}" y="{_f(e.y)}" width="10" height="10" fill="{e.fill}"/>'
+                f'<text x="{_f(e.x + 14)}" y="{_f(e.y + 9)}">{escape(e.name)}</text>'
+            )
+        out.append("</g>")
+    out.append("</svg>")
+    return "".join(out)

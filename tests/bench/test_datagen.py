@@ -6,6 +6,7 @@ from django.db.models import Count, F, Max, Min, Q
 
 from annotator.models import MCQ, ChainPair, MCQVideo, QAChain, QAPair, ReferredMoment, Relation
 from bench.datagen import DatagenError, Targets, copy_rows, generate
+from projects.models import Project
 from projects.taxonomies import CHAIN_JUDGE_DIMENSIONS
 from reviewer.models import Assignment, ItemKind, QualityScore, ReviewEvent
 from videos.models import Clip, Comment, SubtitleCue, Video
@@ -208,3 +209,42 @@ def test_rows_streamed_with_copy_are_still_checked(dataset):
         assert cursor.fetchone()[0] == 1
         cursor.execute("SELECT count(*) FROM pg_indexes WHERE tablename = 'videos_comment'")
         assert cursor.fetchone()[0] == 3  # primary key, video_id, (video_id, time_s)
+
+
+def test_verdicts_leases_and_queues_tell_the_same_story(dataset):
+    """Exam verdicts agree with the review log, the MCQ queue has two examiners per round, leases lapse."""
+    from reviewer.models import ExamVerdict, ReviewQueue
+
+    project = dataset.project_id
+    queues = dict(ReviewQueue.objects.filter(project=project).values_list("name", "overlap"))
+    assert queues["MCQs: examine"] == 2 and sum(1 for o in queues.values() if o == 1) == len(queues) - 1
+    verdicts = ExamVerdict.objects.filter(project=project)
+    assert verdicts.count() == dataset.counts["exam_verdicts"] > 0
+    assert not verdicts.filter(examiner=F("mcq__author")) and not verdicts.filter(examiner=F("qa_chain__author"))
+    assert not verdicts.filter(seconds_spent__lt=1) and not verdicts.filter(created_at__lt=F("round_started_at"))
+    # Every decided round has its verdicts: one for chains and pairs, two for MCQs; a flag where it was flagged.
+    for kind, field, per_round in (("qa_chain", "qa_chain", 1), ("chain_pair", "chain_pair", 1), ("mcq", "mcq", 2)):
+        decided = ReviewEvent.objects.filter(
+            project=project, item_kind=kind, from_status="examining", to_status__in=["accepted", "flagged"]
+        )[:30]
+        for event in decided:
+            item_id = getattr(event, f"{field}_id")
+            round_verdicts = list(
+                verdicts.filter(**{field: item_id}, created_at__lte=event.created_at)
+                .order_by("-round_started_at", "created_at")
+                .values_list("round_started_at", "passed", "examiner_id", "created_at")
+            )
+            latest = round_verdicts[0][0]
+            mine = [v for v in round_verdicts if v[0] == latest]
+            assert len(mine) == per_round
+            assert any(not passed for _r, passed, _e, _c in mine) == (event.to_status == "flagged")
+            # The examiner the log names gave the verdict that moved the item, at that moment.
+            assert mine[-1][2] == event.actor_id and mine[-1][3] == event.created_at
+    # Some MCQ rounds split (one pass, one flag), so agreement is neither perfect nor undefined.
+    from reviewer.dashboards import Period, agreement
+
+    [mcq_row] = agreement(project=Project.objects.get(pk=project), period=Period.last(61))
+    assert mcq_row.units > 0 and mcq_row.split > 0 and mcq_row.alpha is not None
+    assert Assignment.objects.filter(project=project, status="expired").exists()
+    completed = Assignment.objects.filter(project=project, status="completed")
+    assert not completed.filter(completed_at__lt=F("leased_at"))
