@@ -139,6 +139,9 @@ def release_summary(release: DatasetRelease) -> dict:
         "qa_pairs": stats.get("qa_pairs"),
         "per_split": stats.get("per_split") or {},
         "categories": stats.get("categories") or {},
+        "category_tables": [
+            (taxonomy_title(name), counts) for name, counts in sorted((stats.get("categories") or {}).items())
+        ],
         "duration_groups": stats.get("duration_groups") or {},
     }
 
@@ -187,6 +190,28 @@ def validation_rows(release: DatasetRelease, *, limit: int = 500) -> dict:
     return {"rows": rows, "total": len(errors), "shown": len(rows)}
 
 
+# What the build counts per taxonomy (releases.statistics), named for people.
+TAXONOMY_LABELS = {
+    "topic_categories": "topic category",
+    "skills": "skill",
+    "question_categories": "question category",
+    "levels": "level",
+    "tasks": "task",
+    "task_groups": "task group",
+    "mvp_subtasks": "MVPBench subtask",
+    "relation_types": "relation type",
+}
+# Taxonomies counted per video rather than per item.
+_PER_VIDEO = {"topic_categories"}
+
+
+def taxonomy_title(taxonomy: str) -> str:
+    unit = "Videos" if taxonomy in _PER_VIDEO else "QA pairs" if taxonomy == "skills" else "Items"
+    if taxonomy == "relation_types":
+        unit = "Relations"
+    return f"{unit} per {TAXONOMY_LABELS.get(taxonomy, taxonomy.replace('_', ' '))}"
+
+
 def _pairs(mapping: dict) -> tuple[list[str], list[float]]:
     items = sorted((mapping or {}).items(), key=lambda kv: (-kv[1], str(kv[0])))
     return [str(k) for k, _ in items], [v for _, v in items]
@@ -209,14 +234,12 @@ def release_charts(release: DatasetRelease) -> list[dict]:
         out.append(
             {
                 "id": "splits",
-                "title": "Videos and items per split",
-                "chart": charts.stacked_bar_chart(
+                "title": "Videos per split (items in the table)",
+                # Videos, the unit a split is made of; items would not add up with them in one bar.
+                "chart": charts.bar_chart(
                     names,
-                    [
-                        ("videos", [per_split[n].get("videos", 0) for n in names]),
-                        ("items", [per_split[n].get("items", 0) for n in names]),
-                    ],
-                    title="Videos and items per split",
+                    [per_split[n].get("videos", 0) for n in names],
+                    title="Videos per split",
                     horizontal=True,
                 ),
                 "table": {
@@ -228,14 +251,14 @@ def release_charts(release: DatasetRelease) -> list[dict]:
 
     for taxonomy, counts in sorted((stats.get("categories") or {}).items()):
         labels, values = _pairs(counts)
-        title = f"Items per {taxonomy.replace('_', ' ')}"
+        title = taxonomy_title(taxonomy)
         out.append(
             {
                 "id": f"categories-{taxonomy}",
                 "title": title,
                 "chart": charts.bar_chart(labels, values, title=title, horizontal=True, label_width=160),
                 "table": {
-                    "head": [taxonomy.replace("_", " "), "items"],
+                    "head": [TAXONOMY_LABELS.get(taxonomy, taxonomy.replace("_", " ")), "count"],
                     "rows": [list(p) for p in zip(labels, values, strict=True)],
                 },
             }

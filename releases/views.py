@@ -136,12 +136,17 @@ def release_detail(request, slug, release_id):
 
 
 def _manifest_facts(release: DatasetRelease) -> list[tuple[str, str]]:
-    """The manifest's scalar facts (schema and app version, who and when), whatever else it holds."""
-    return [
-        (key.replace("_", " "), str(value))
-        for key, value in sorted((release.manifest or {}).items())
-        if isinstance(value, str | int | float | bool)
-    ]
+    """What the manifest adds to the row's own facts: the app and schema versions it was written with."""
+    manifest = release.manifest or {}
+    facts = []
+    if manifest.get("app_version"):
+        facts.append(("App version", str(manifest["app_version"])))
+    if manifest.get("manifest_version"):
+        facts.append(("Manifest version", str(manifest["manifest_version"])))
+    schemas = manifest.get("schema_versions")
+    if isinstance(schemas, dict) and schemas:
+        facts.append(("Schema versions", ", ".join(f"{name} {v}" for name, v in schemas.items())))
+    return facts
 
 
 @login_required

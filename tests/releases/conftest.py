@@ -49,7 +49,12 @@ def stored_release(project, *, version="v1", by=None, files=None, **fields) -> D
         "storage_prefix": prefix,
         "archive": archive,
         "files": listed,
-        "manifest": {"version": version, "app_version": "0.1.0", "schema_version": "1"},
+        "manifest": {
+            "version": version,
+            "app_version": "0.1.0",
+            "manifest_version": "1",
+            "schema_versions": {"manifest": "1", "generic": "1"},
+        },
         "statistics": {
             "videos": 2,
             "items": {"qa_chain": 0, "chain_pair": 0, "relation": 0, "mcq": 2},

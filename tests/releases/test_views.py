@@ -148,7 +148,8 @@ def test_detail_of_a_ready_release_offers_downloads_and_counts(client, project, 
     assert "Download zip" in page and 'data-key="z"' in page and 'data-key="t"' in page
     assert "Statistics with charts" in page and 'data-key="s"' in page
     assert "Delete this release" in page and 'data-key="x"' in page
-    assert "E2O" in page and "app version" in page.lower()
+    assert "E2O" in page and "App version" in page and "generic 1" in page
+    assert "Items per question category" in page
 
 
 def test_zip_download_serves_the_stored_archive(client, project, people, release):
