@@ -38,6 +38,9 @@ def release_build_job(*, job_id: int, on_progress: Progress | None = None) -> No
         if job is None:
             return
         release = DatasetRelease.objects.select_related("project", "created_by").get(pk=job.params["release_id"])
+        if release.job_id != job.pk:
+            # A retry of a failed build is a new job: the release follows the job that builds it now.
+            DatasetRelease.objects.filter(pk=release.pk).update(job=job)
         if release.status in (ReleaseStatus.DELETED, ReleaseStatus.READY):
             # Deleted before the worker got to it, or a redelivery after it finished: nothing to do.
             job.message = f"Release {release.version} is {release.get_status_display().lower()}; nothing to build."

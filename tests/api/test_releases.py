@@ -274,3 +274,16 @@ def test_create_build_download_and_the_manifest_agrees(client, project, people, 
     build(created["job"]["id"])
     release.refresh_from_db()
     assert release.status == ReleaseStatus.READY
+
+
+def test_a_failed_build_retried_is_followed_by_its_release(project, people, accepted):  # noqa: F811
+    from jobs.services import job_retry
+    from releases.services import release_create
+
+    release = release_create(project=project, by=people["admin"], version="v1", formats=["generic"])
+    BackgroundJob.objects.filter(pk=release.job_id).update(status=JobStatus.FAILED, error="worker lost")
+    DatasetRelease.objects.filter(pk=release.pk).update(status=ReleaseStatus.FAILED)
+    retry = job_retry(job=BackgroundJob.objects.get(pk=release.job_id), user=people["admin"])
+    build(retry.pk)
+    release.refresh_from_db()
+    assert release.status == ReleaseStatus.READY and release.job_id == retry.pk

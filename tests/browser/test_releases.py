@@ -65,6 +65,7 @@ def test_cut_a_release_by_keyboard_and_watch_it_build(page, live_server, monkeyp
     _shot(page, "statistics")
     page.keyboard.press("l")
     page.wait_for_url(f"**/p/{project.slug}/releases/")
+    _shot(page, "list")
     page.keyboard.press("j")
     page.keyboard.press("o")
     page.wait_for_url(f"**/releases/{release.pk}/")
