@@ -137,9 +137,12 @@ def _storage_walk(storage, folder: str):
         yield from _storage_walk(storage, posixpath.join(folder, name))
 
 
-def _clear(storage, prefix: str) -> None:
-    for name in list(_storage_walk(storage, prefix.rstrip("/"))):
+def storage_clear(storage, prefix: str) -> int:
+    """Delete every stored file under `prefix`; returns how many."""
+    names = list(_storage_walk(storage, prefix.rstrip("/")))
+    for name in names:
         storage.delete(name)
+    return len(names)
 
 
 # --- selection ------------------------------------------------------------------------------------------
@@ -173,6 +176,12 @@ def _draft(row: dict, prefix: str = "draft_call__") -> dict | None:
     }
 
 
+def _utc_iso(moment) -> str | None:
+    if moment is None:
+        return None
+    return (moment if moment.utcoffset() == dt.timedelta(0) else moment.astimezone(dt.UTC)).isoformat()
+
+
 def _meta(row: dict) -> dict:
     accepted = row["accepted_at"]
     return {
@@ -182,7 +191,7 @@ def _meta(row: dict) -> dict:
             "origin": row["origin"],
             "human_edited": row["human_edited"],
             "author": row["author__username"],
-            "accepted_at": accepted.astimezone(dt.UTC).isoformat() if accepted else None,
+            "accepted_at": _utc_iso(accepted),
             "draft": _draft(row),
         },
     }
@@ -256,169 +265,177 @@ def _build(release: DatasetRelease, progress: Progress) -> DatasetRelease:
     prefix = release.storage_prefix or f"releases/{project.slug}/{release.version}/"
     if not prefix.endswith("/"):
         prefix += "/"
-    _clear(storage, prefix)
+    storage_clear(storage, prefix)
     if release.archive and release.archive.name and not release.archive.name.startswith(prefix):
         storage.delete(release.archive.name)
 
     problems = Problems()
     files = ReleaseFiles(storage, prefix)
-    progress(0, 1, "Selecting items")
-    selection = _Selection(project, filters, problems)
+    try:
+        progress(0, 1, "Selecting items")
+        selection = _Selection(project, filters, problems)
 
-    groups = project.taxonomy("duration_groups")
-    videos: dict[int, VideoInfo] = {}
-    for row in Video.objects.filter(pk__in=selection.all_video_ids).values(
-        "pk",
-        "name",
-        "original",
-        "original_filename",
-        "duration_s",
-        "fps",
-        "frame_count",
-        "topic_category",
-        "view_count",
-        "has_audio",
-        "language",
-        "split",
-        "source_url",
-        "width",
-        "height",
-    ):
-        videos[row["pk"]] = VideoInfo(
-            id=row["pk"],
-            name=row["name"],
-            file_name=_file_name(row["name"], row["original"], row["original_filename"]),
-            original=row["original"],
-            duration_s=row["duration_s"],
-            fps=row["fps"],
-            frame_count=row["frame_count"],
-            topic_category=row["topic_category"],
-            view_count=row["view_count"],
-            has_audio=row["has_audio"],
-            language=row["language"],
-            split=row["split"],
-            duration_group=duration_group(row["duration_s"], groups),
-            source_url=row["source_url"],
-            width=row["width"],
-            height=row["height"],
+        groups = project.taxonomy("duration_groups")
+        videos: dict[int, VideoInfo] = {}
+        for row in Video.objects.filter(pk__in=selection.all_video_ids).values(
+            "pk",
+            "name",
+            "original",
+            "original_filename",
+            "duration_s",
+            "fps",
+            "frame_count",
+            "topic_category",
+            "view_count",
+            "has_audio",
+            "language",
+            "split",
+            "source_url",
+            "width",
+            "height",
+        ):
+            videos[row["pk"]] = VideoInfo(
+                id=row["pk"],
+                name=row["name"],
+                file_name=_file_name(row["name"], row["original"], row["original_filename"]),
+                original=row["original"],
+                duration_s=row["duration_s"],
+                fps=row["fps"],
+                frame_count=row["frame_count"],
+                topic_category=row["topic_category"],
+                view_count=row["view_count"],
+                has_audio=row["has_audio"],
+                language=row["language"],
+                split=row["split"],
+                duration_group=duration_group(row["duration_s"], groups),
+                source_url=row["source_url"],
+                width=row["width"],
+                height=row["height"],
+            )
+        for v in videos.values():
+            if "/" in v.name or "\\" in v.name or v.name.startswith("."):
+                problems.add(
+                    "",
+                    "",
+                    f"video {v.name}",
+                    "The video's name cannot be a file name (it has a slash or starts with a dot).",
+                )
+
+        splits = splits_assign(
+            project=project,
+            videos=Video.objects.filter(pk__in=selection.release_video_ids).only(
+                "pk", "name", "split", "topic_category", "duration_s"
+            ),
+            config=release.split_config or {},
+            seed=release.seed,
         )
-    for v in videos.values():
-        if "/" in v.name or "\\" in v.name or v.name.startswith("."):
-            problems.add(
-                "",
-                "",
-                f"video {v.name}",
-                "The video's name cannot be a file name (it has a slash or starts with a dot).",
-            )
+        for video_id, split in splits.items():
+            videos[video_id].split = split
 
-    splits = splits_assign(
-        project=project,
-        videos=Video.objects.filter(pk__in=selection.release_video_ids).only(
-            "pk", "name", "split", "topic_category", "duration_s"
-        ),
-        config=release.split_config or {},
-        seed=release.seed,
-    )
-    for video_id, split in splits.items():
-        videos[video_id].split = split
+        primary = (project.primary_language or "en").split("-")[0].upper()
+        languages = [primary]
+        if "svbench" in formats and (
+            QAPair.objects.filter(chain__in=selection.chain_query.values("pk"))
+            .exclude(question_translation="")
+            .exists()
+        ):
+            languages.append("ZH" if primary == "EN" else "EN")
 
-    primary = (project.primary_language or "en").split("-")[0].upper()
-    languages = [primary]
-    if "svbench" in formats and (
-        QAPair.objects.filter(chain__in=selection.chain_query.values("pk")).exclude(question_translation="").exists()
-    ):
-        languages.append("ZH" if primary == "EN" else "EN")
+        copied: set[int] = set()
 
-    copied: set[int] = set()
+        def copy_media(video: VideoInfo) -> None:
+            if video.id in copied:
+                return
+            copied.add(video.id)
+            try:
+                files.copy_from_storage(f"videos/{video.file_name}", video.original)
+            except (FileNotFoundError, OSError) as exc:
+                problems.add(
+                    "",
+                    f"videos/{video.file_name}",
+                    f"video {video.name}",
+                    f"The original file could not be copied: {exc}",
+                )
 
-    def copy_media(video: VideoInfo) -> None:
-        if video.id in copied:
-            return
-        copied.add(video.id)
-        try:
-            files.copy_from_storage(f"videos/{video.file_name}", video.original)
-        except (FileNotFoundError, OSError) as exc:
-            problems.add(
-                "", f"videos/{video.file_name}", f"video {video.name}", f"The original file could not be copied: {exc}"
-            )
+        ctx = BuildContext(
+            project=project,
+            release=release,
+            files=files,
+            problems=problems,
+            test_style=release.test_style,
+            include_media=include_media,
+            seed=release.seed,
+            path_p=project.path_jump_probability,
+            primary_language=primary,
+            languages=languages,
+            lvb_levels={c["code"]: c["level"] for c in project.taxonomy("question_categories")},
+            tasks={t["task"]: t["group"] for t in project.taxonomy("tasks")},
+            relation_labels={r["code"]: r.get("label") or r["code"] for r in project.taxonomy("relation_types")},
+            videos=videos,
+            media_copier=copy_media,
+        )
+        writers = [WRITERS[f](ctx) for f in formats]
+        for writer in writers:
+            writer.begin()
+        cue_families = {w.format for w in writers if w.needs_cues}
+        stats = ReleaseStatistics()
+        ordered = sorted((videos[i] for i in selection.release_video_ids), key=lambda v: v.name)
+        total = len(ordered) + 1
+        lvb_codes = set(ctx.lvb_levels)
+        for start in range(0, len(ordered), CHUNK_VIDEOS):
+            chunk = ordered[start : start + CHUNK_VIDEOS]
+            for bundle in _load_chunk(chunk, selection, ctx, lvb_codes=lvb_codes, cue_families=cue_families):
+                stats.add(bundle)
+                for writer in writers:
+                    writer.video(bundle)
+                if clip_files:
+                    _write_clips(bundle, ctx, storage)
+            done = start + len(chunk)
+            progress(done, total, f"Wrote {done} of {len(ordered)} videos")
+        for writer in writers:
+            writer.finish()
 
-    ctx = BuildContext(
-        project=project,
-        release=release,
-        files=files,
-        problems=problems,
-        test_style=release.test_style,
-        include_media=include_media,
-        seed=release.seed,
-        path_p=project.path_jump_probability,
-        primary_language=primary,
-        languages=languages,
-        lvb_levels={c["code"]: c["level"] for c in project.taxonomy("question_categories")},
-        tasks={t["task"]: t["group"] for t in project.taxonomy("tasks")},
-        relation_labels={r["code"]: r.get("label") or r["code"] for r in project.taxonomy("relation_types")},
-        videos=videos,
-        media_copier=copy_media,
-    )
-    writers = [WRITERS[f](ctx) for f in formats]
-    for writer in writers:
-        writer.begin()
-    cue_families = {w.format for w in writers if w.needs_cues}
-    stats = ReleaseStatistics()
-    ordered = sorted((videos[i] for i in selection.release_video_ids), key=lambda v: v.name)
-    total = len(ordered) + 1
-    lvb_codes = set(ctx.lvb_levels)
-    for start in range(0, len(ordered), CHUNK_VIDEOS):
-        chunk = ordered[start : start + CHUNK_VIDEOS]
-        for bundle in _load_chunk(chunk, selection, ctx, lvb_codes=lvb_codes, cue_families=cue_families):
-            stats.add(bundle)
-            for writer in writers:
-                writer.video(bundle)
-            if clip_files:
-                _write_clips(bundle, ctx, storage)
-        done = start + len(chunk)
-        progress(done, total, f"Wrote {done} of {len(ordered)} videos")
-    for writer in writers:
-        writer.finish()
+        manifest = _manifest(release, formats, filters, include_media, stats, files)
+        problems.extend("manifest", MANIFEST, "release", schema_errors("manifest", manifest))
+        files.write_text(MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
 
-    manifest = _manifest(release, formats, filters, include_media, stats, files)
-    problems.extend("manifest", MANIFEST, "release", schema_errors("manifest", manifest))
-    files.write_text(MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
-
-    release.files = files.listing()
-    release.manifest = manifest
-    release.statistics = stats.as_dict()
-    release.validation_errors = problems.as_list()
-    release.storage_prefix = prefix
-    if problems.total:
-        release.status = ReleaseStatus.FAILED
-        release.archive = ""
-    else:
-        progress(total - 1, total, "Writing the archive")
-        release.archive.name = _write_archive(release, files, storage, prefix)
-        release.status = ReleaseStatus.READY
-    release.finished_at = timezone.now()
-    release.save(
-        update_fields=[
-            "files",
-            "manifest",
-            "statistics",
-            "validation_errors",
-            "storage_prefix",
-            "archive",
-            "status",
-            "finished_at",
-        ]
-    )
-    progress(total, total, f"Release {release.version} is {release.status}")
-    logger.info(
-        "release %s of %s: %s, %d files, %d problems",
-        release.version,
-        project.slug,
-        release.status,
-        len(release.files),
-        problems.total,
-    )
-    return release
+        release.files = files.listing()
+        release.manifest = manifest
+        release.statistics = stats.as_dict()
+        release.validation_errors = problems.as_list()
+        release.storage_prefix = prefix
+        if problems.total:
+            release.status = ReleaseStatus.FAILED
+            release.archive = ""
+        else:
+            progress(total - 1, total, "Writing the archive")
+            release.archive.name = _write_archive(release, files, storage, prefix)
+            release.status = ReleaseStatus.READY
+        release.finished_at = timezone.now()
+        release.save(
+            update_fields=[
+                "files",
+                "manifest",
+                "statistics",
+                "validation_errors",
+                "storage_prefix",
+                "archive",
+                "status",
+                "finished_at",
+            ]
+        )
+        progress(total, total, f"Release {release.version} is {release.status}")
+        logger.info(
+            "release %s of %s: %s, %d files, %d problems",
+            release.version,
+            project.slug,
+            release.status,
+            len(release.files),
+            problems.total,
+        )
+        return release
+    finally:
+        files.close()
 
 
 def _manifest(release, formats, filters, include_media, stats, files) -> dict:

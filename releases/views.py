@@ -88,7 +88,10 @@ def release_new(request, slug):
                 request, f"Release {release.version} is queued; this page shows its progress and then its files."
             )
             return redirect("releases:detail", slug=slug, release_id=release.pk)
-    preview = _preview(project, form) if request.method == "POST" else None
+    if request.method == "POST":
+        preview = _preview(project, form)
+    else:  # what the default filters (accepted items) select, before anything is changed
+        preview = {"counts": release_match_counts(project=project, filters=clean_filters({}, project=project))}
     return render(request, "releases/new.html", {"project": project, "form": form, "preview": preview})
 
 

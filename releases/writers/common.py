@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import posixpath
 import tempfile
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.core.files import File
 from django.core.files.base import ContentFile
+from django.core.files.storage import FileSystemStorage
 
 FORMATS = ("svbench", "longvideobench", "mvpbench", "livibench", "generic")
 # A JSON document of a format changes shape → its schema version moves (manifest: schema_versions).
@@ -35,9 +39,20 @@ SPOOL_BYTES = 8 * 1024 * 1024
 _COPY_CHUNK = 1024 * 1024
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+json_string = json.encoder.encode_basestring  # a str as JSON text, exactly as _ENCODER writes it
+
+
 def dumps(obj) -> str:
     """The one JSON text of `obj` every release file uses."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(obj)
+
+
+def json_float(value: float) -> str:
+    """A float as JSON text, exactly as `dumps` writes it (the shortest repr that reads back the same)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{value!r} has no JSON text")
+    return float.__repr__(value)
 
 
 def split_label(split: str) -> str:
@@ -50,12 +65,32 @@ class ReleaseStorageError(RuntimeError):
 
 
 class ReleaseFiles:
-    """Writes files under the release's storage prefix and remembers each one's sha256 and size."""
+    """Writes files under the release's storage prefix and remembers each one's sha256 and size.
+
+    Any Django storage works (S3 included): a file is stored with `storage.save` once it is complete,
+    long ones spooled to a temporary file first. On local storage (FileSystemStorage) a release's
+    thousands of small files are written straight to the path the storage gives them, with its
+    permission settings, by a few threads: creating a file costs the disk far more than the CPU, so
+    the build goes on encoding while files are being created. That is what `save` would do, without
+    its per-file search for a free name (the build empties the folder first; an existing file is
+    refused, never renamed). `listing()` waits for every write and raises the first failure.
+    """
+
+    WRITE_THREADS = 4
+    MAX_QUEUED = 256  # files handed to the threads and not yet written (bounds the memory they hold)
 
     def __init__(self, storage, prefix: str):
         self.storage = storage
         self.prefix = prefix.rstrip("/") + "/"
-        self.records: dict[str, dict] = {}
+        self.records: dict[str, dict | None] = {}
+        self.local = isinstance(storage, FileSystemStorage)
+        self._dirs: set[str] = set()
+        self._pool = (
+            ThreadPoolExecutor(max_workers=self.WRITE_THREADS, thread_name_prefix="release-files")
+            if self.local
+            else None
+        )
+        self._queued: deque = deque()
 
     def name(self, path: str) -> str:
         return self.prefix + path
@@ -67,6 +102,55 @@ class ReleaseFiles:
         norm = posixpath.normpath(path)
         if norm != path or path.startswith(("/", "../")) or path in self.records:
             raise ReleaseStorageError(f"{path!r} is not a new relative path inside the release")
+        self.records[path] = None  # taken: a second write of the same path is refused
+
+    def _local_path(self, path: str) -> str:
+        full = self.storage.path(self.name(path))
+        folder = os.path.dirname(full)
+        if folder not in self._dirs:
+            mode = self.storage.directory_permissions_mode
+            if mode is None:
+                os.makedirs(folder, exist_ok=True)
+            else:
+                old = os.umask(0o777 & ~mode)  # as FileSystemStorage does, so the mode is exact
+                try:
+                    os.makedirs(folder, mode, exist_ok=True)
+                finally:
+                    os.umask(old)
+            self._dirs.add(folder)
+        return full
+
+    def _local_create(self, full: str):
+        try:
+            handle = open(full, "xb")  # noqa: SIM115 - closed by the caller
+        except FileExistsError:
+            raise ReleaseStorageError(f"{full} already exists; the release folder was not empty") from None
+        if self.storage.file_permissions_mode is not None:
+            os.chmod(full, self.storage.file_permissions_mode)
+        return handle
+
+    def _local_write(self, full: str, data: bytes) -> None:
+        with self._local_create(full) as fh:
+            fh.write(data)
+
+    def _submit(self, path: str, data: bytes) -> None:
+        full = self._local_path(path)
+        while len(self._queued) >= self.MAX_QUEUED:
+            self._queued.popleft().result()
+        self._queued.append(self._pool.submit(self._local_write, full, data))
+
+    def wait(self) -> None:
+        """Every queued write done (the first failure raised)."""
+        while self._queued:
+            self._queued.popleft().result()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            try:
+                self.wait()
+            finally:
+                self._pool.shutdown(wait=True)
+                self._pool = None
 
     def _save(self, path: str, content) -> None:
         saved = self.storage.save(self.name(path), content)
@@ -77,7 +161,10 @@ class ReleaseFiles:
 
     def write_bytes(self, path: str, data: bytes) -> None:
         self._check(path)
-        self._save(path, ContentFile(data, name=posixpath.basename(path)))
+        if self.local:
+            self._submit(path, data)
+        else:
+            self._save(path, ContentFile(data, name=posixpath.basename(path)))
         self.records[path] = {"path": path, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
     def write_text(self, path: str, text: str) -> None:
@@ -87,18 +174,24 @@ class ReleaseFiles:
         self.write_bytes(path, dumps(obj).encode("utf-8"))
 
     def open_stream(self, path: str) -> StreamWriter:
-        """A file written piece by piece (spooled to disk past a few MB); `close_stream` stores it."""
+        """A file written piece by piece; `close_stream` stores it."""
         self._check(path)
-        self.records[path] = None  # taken: a second open of the same path is refused
-        return StreamWriter(path)
+        if self.local:
+            return StreamWriter(path, None, files=self)
+        return StreamWriter(path, tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES), files=self)  # noqa: SIM115
 
     def close_stream(self, writer: StreamWriter) -> None:
         try:
-            writer.tmp.seek(0)
-            self._save(writer.path, File(writer.tmp, name=posixpath.basename(writer.path)))
+            writer.flush()
+            if not self.local:
+                writer.fh.seek(0)
+                self._save(writer.path, File(writer.fh, name=posixpath.basename(writer.path)))
+            elif writer.fh is None:  # small enough to have stayed in memory
+                self._submit(writer.path, b"".join(writer.held))
+                writer.held = []
             self.records[writer.path] = {"path": writer.path, "sha256": writer.sha.hexdigest(), "bytes": writer.size}
         finally:
-            writer.tmp.close()
+            writer.discard()
 
     @contextmanager
     def stream(self, path: str) -> Iterator[StreamWriter]:
@@ -106,7 +199,7 @@ class ReleaseFiles:
         try:
             yield writer
         except BaseException:
-            writer.tmp.close()
+            writer.discard()
             raise
         self.close_stream(writer)
 
@@ -123,23 +216,60 @@ class ReleaseFiles:
                 out.write_bytes(chunk)
 
     def listing(self) -> list[dict]:
+        self.wait()
         return [self.records[p] for p in sorted(self.records) if self.records[p] is not None]
 
 
 class StreamWriter:
-    def __init__(self, path: str):
+    """A file written piece by piece. Text pieces are gathered and encoded in blocks (many small writes
+    cost more than the encoding). On local storage the bytes stay in memory up to SPOOL_BYTES and are
+    then handed to the writing threads whole; a longer file is created and written as it grows."""
+
+    BUFFER_CHARS = 1 << 20
+
+    def __init__(self, path: str, fh, *, files: ReleaseFiles):
         self.path = path
-        self.tmp = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - closed by ReleaseFiles.stream
+        self.fh = fh
+        self.files = files
         self.sha = hashlib.sha256()
         self.size = 0
+        self.held: list[bytes] = []
+        self._held_bytes = 0
+        self._pending: list[str] = []
+        self._pending_chars = 0
 
     def write_bytes(self, data: bytes) -> None:
-        self.tmp.write(data)
+        self.flush()
+        self._put(data)
+
+    def _put(self, data: bytes) -> None:
         self.sha.update(data)
         self.size += len(data)
+        if self.fh is None:
+            self.held.append(data)
+            self._held_bytes += len(data)
+            if self._held_bytes <= SPOOL_BYTES:
+                return
+            self.fh = self.files._local_create(self.files._local_path(self.path))
+            data, self.held = b"".join(self.held), []
+        self.fh.write(data)
 
     def write(self, text: str) -> None:
-        self.write_bytes(text.encode("utf-8"))
+        self._pending.append(text)
+        self._pending_chars += len(text)
+        if self._pending_chars >= self.BUFFER_CHARS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._pending:
+            data = "".join(self._pending).encode("utf-8")
+            self._pending, self._pending_chars = [], 0
+            self._put(data)
+
+    def discard(self) -> None:
+        self.held = []
+        if self.fh is not None:
+            self.fh.close()
 
 
 class JsonArrayWriter:

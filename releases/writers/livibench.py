@@ -21,7 +21,7 @@ from __future__ import annotations
 from videos.models import Comment
 
 from ..validation import livibench_record_rules, schema_errors
-from .common import VideoBundle, Writer, dumps
+from .common import VideoBundle, Writer, dumps, json_float, json_string
 
 FORMAT_TAG = "vidqa-livibench/1"
 COMMENT_CHUNK = 5000
@@ -51,11 +51,15 @@ class LiViBenchWriter(Writer):
             )
             first = True
             for time_s, text, user in rows:
-                line = {"time": float(time_s), "text": text, "user": user}
                 if first:
+                    line = {"time": float(time_s), "text": text, "user": user}
                     self.problems(comments_file, item, schema_errors("livibench.comment", line))
                     first = False
-                out.write(dumps(line) + "\n")
+                # The text `dumps` gives for {"time", "text", "user"}, put together directly: a
+                # livestream has hundreds of thousands of comments.
+                out.write(
+                    f'{{"time":{json_float(float(time_s))},"text":{json_string(text)},"user":{json_string(user)}}}\n'
+                )
         asr_file = f"livibench/asr/{v.name}.jsonl"
         cues = bundle.cues or []
         transcript = [c for c in cues if c.source == "asr"] or cues

@@ -71,6 +71,7 @@ class LongVideoBenchWriter(Writer):
         ctx.media(v)
         limit = v.playable_duration_s
         if ctx.include_media and limit is not None:
+            ctx.files.wait()  # the copy may still be on its way to disk
             probed = probe_video_duration(ctx.files.storage, ctx.files.name(f"videos/{v.file_name}"))
             if probed is None:
                 self.problem(f"videos/{v.file_name}", item, "ffprobe could not read the copied video's duration")
