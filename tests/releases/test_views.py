@@ -234,6 +234,7 @@ def test_admin_creates_a_release_and_lands_on_its_page(client, project, people, 
     url = reverse("releases:new", args=[project.slug])
     page = client.get(url).text
     assert 'data-key="v"' in page and "Ctrl+Enter" in page
+    assert "These filters select <strong>1 QA chain, 2 MCQs from 2 videos</strong>" in page
     response = client.post(url, _form(categories="E2O, S2A", video_ids=accepted["videos"][0].name))
     release = DatasetRelease.objects.get()
     assert response.status_code == 302
