@@ -52,11 +52,13 @@ class Point:
 class Line:
     name: str
     stroke: str
-    points: list[Point]
+    points: list[Point]  # the markers
+    vertices: list[tuple[float, float]] | None = None  # the line's corners, when not every one is a marker
 
     @property
     def path(self) -> str:
-        return " ".join(f"{p.x:.1f},{p.y:.1f}" for p in self.points)
+        corners = self.vertices if self.vertices is not None else [(p.x, p.y) for p in self.points]
+        return " ".join(f"{x:.1f},{y:.1f}" for x, y in corners)
 
 
 @dataclass(frozen=True)
@@ -296,8 +298,11 @@ def line_chart(
     top: float | None = None,
     axes: bool = True,
     colours: Sequence[str] | None = None,
+    zero_markers: bool = True,
 ) -> Chart:
-    """One line per series over the categories (e.g. days); None leaves a gap in the line's points."""
+    """One line per series over the categories (e.g. days); None leaves a gap in the line's points.
+    Each point is a marker with its value (and link); `zero_markers=False` leaves out the markers
+    of zeros, which keeps a page of many small multiples light."""
     categories = [str(c) for c in categories]
     colours = list(colours) if colours else [_colour(i) for i in range(len(series))]
     chart = Chart(kind="line", width=width, height=height, title=title, description=description)
@@ -329,18 +334,20 @@ def line_chart(
             if i % every == 0
         ]
     for s, (name, vs) in enumerate(series):
+        xs = [left + i * step if n > 1 else (left + right) / 2 for i in range(n)]
+        path = [(xs[i], y_of(v)) for i, v in enumerate(vs) if v is not None]
         points = [
             Point(
-                left + i * step if n > 1 else (left + right) / 2,
+                xs[i],
                 y_of(v),
                 v,
                 _title(categories[i], name if len(series) > 1 else "", v),
                 href(s, i) if href else None,
             )
             for i, v in enumerate(vs)
-            if v is not None
+            if v is not None and (v or zero_markers)
         ]
-        chart.lines.append(Line(name, colours[s], points))
+        chart.lines.append(Line(name, colours[s], points, path))
     return chart
 
 
@@ -362,7 +369,15 @@ def small_multiples(
         link = (lambda _s, i, p=p: href(p, i)) if href else None
         charts.append(
             line_chart(
-                categories, [(name, vs)], title=name, width=width, height=height, top=shared, axes=False, href=link
+                categories,
+                [(name, vs)],
+                title=name,
+                width=width,
+                height=height,
+                top=shared,
+                axes=False,
+                href=link,
+                zero_markers=False,
             )
         )
     return charts
