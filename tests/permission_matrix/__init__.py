@@ -1,0 +1,1 @@
+"""Helpers of tests/test_permission_matrix.py: the URL resolver walk and the two-project world."""
