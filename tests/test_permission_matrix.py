@@ -96,6 +96,7 @@ class Case:
     roles: dict = field(default_factory=dict)  # role → expected answer, where the gate alone does not say
     path: str = ""  # a literal path instead of reversing the route (catch-all routes)
     body: dict | None = None  # a JSON body, where the view reads the body before the object
+    form: dict | None = None  # form fields, where one route holds actions for different roles
     why: str = ""
 
     @property
@@ -188,7 +189,8 @@ MATRIX = [
     post("annotator:mcq_save", AN),
     post("annotator:mcq_undo", AN),
     post("annotator:mcq_submit", AN),
-    post("annotator:video_unusable", AN, why="flagging is the annotators' (clearing, action=clear, the admins')"),
+    post("annotator:video_unusable", AN, why="flagging is the annotators'"),
+    post("annotator:video_unusable", AD, form={"action": "clear"}, why="clearing the flag is the admins'"),
     # --- queues ---
     Case("reviewer:queues"),
     post("reviewer:queues", why="creating a queue"),
@@ -396,6 +398,8 @@ def _send(client, case: Case, url: str):
     method = case.method.lower()
     if case.body is not None or (case.api and method in ("post", "put", "patch")):
         return getattr(client, method)(url, data=json.dumps(case.body or {}), content_type="application/json")
+    if case.form is not None:
+        return getattr(client, method)(url, data=case.form)
     return getattr(client, method)(url)
 
 
@@ -413,7 +417,8 @@ def _is_login_redirect(response) -> bool:
 def _params():
     for case in MATRIX:
         for role in ROLES:
-            case_id = f"{case.route}:{case.method}:{role}"
+            variant = "".join(f"[{k}={v}]" for k, v in (case.form or {}).items())
+            case_id = f"{case.route}:{case.method}{variant}:{role}"
             yield pytest.param(case, role, id=case_id)
 
 
@@ -451,7 +456,8 @@ def _swap_params():
             continue
         for name, ref in sorted(case.refs(_routes()[case.route].kwargs).items()):
             if name != "slug" and not ref.startswith("="):
-                yield pytest.param(case, name, id=f"{case.route}:{case.method}:{name}")
+                variant = "".join(f"[{k}={v}]" for k, v in (case.form or {}).items())
+                yield pytest.param(case, name, id=f"{case.route}:{case.method}{variant}:{name}")
 
 
 @pytest.mark.parametrize(("case", "swap"), list(_swap_params()))
@@ -468,15 +474,18 @@ def test_objects_of_another_project_are_not_found(client, world, case, swap):
 # --- examiner and reviser are never the item's author --------------------------------------------------------
 
 
+def _mcq_by(world, author, status):
+    p = world.p
+    return factories.MCQFactory(project=p.project, video=p.objects["video"], author=author, status=status)
+
+
 def _pass_form(item) -> dict:
     return {"decision": "pass", "ok": [code for code, _ in checklist_for("mcq")], "version": str(item.version)}
 
 
 def test_author_examiner_gets_403_on_their_own_item_and_others_can_pass_it(client, world):
     p, examiner = world.p, world.users["examiner"]
-    own = factories.MCQFactory(
-        project=p.project, video=p.objects["video"], author=examiner, status=ItemStatus.EXAMINING
-    )
+    own = _mcq_by(world, examiner, ItemStatus.EXAMINING)
     client.force_login(examiner)
 
     def verdict_url(item):
@@ -493,7 +502,7 @@ def test_author_examiner_gets_403_on_their_own_item_and_others_can_pass_it(clien
 
 def test_author_reviser_gets_403_on_starting_a_revision_of_their_own_item(client, world):
     p, reviser = world.p, world.users["reviser"]
-    own = factories.MCQFactory(project=p.project, video=p.objects["video"], author=reviser, status=ItemStatus.FLAGGED)
+    own = _mcq_by(world, reviser, ItemStatus.FLAGGED)
     client.force_login(reviser)
 
     mine = client.post(reverse("reviewer:revise_start", args=[p.project.slug, "mcq", own.pk]))
@@ -506,6 +515,37 @@ def test_author_reviser_gets_403_on_starting_a_revision_of_their_own_item(client
     assert response.status_code == 302
     theirs.refresh_from_db()
     assert theirs.status == ItemStatus.REVISING
+
+
+def test_author_is_never_handed_their_own_item_by_a_claim(client, world):
+    """The examining queue holds the examiner's own MCQ (and one already leased): the examiner gets
+    nothing, the admin, who did not write it, gets the examiner's MCQ."""
+    p, examiner = world.p, world.users["examiner"]
+    own = _mcq_by(world, examiner, ItemStatus.EXAMINING)
+    url = reverse("api:queue-claim", args=[p.project.slug, p.objects["queue"].pk])
+
+    client.force_login(examiner)
+    assert client.post(url).status_code == 204
+
+    client.force_login(world.users["admin"])
+    response = client.post(url)
+    assert response.status_code == 201
+    assert response.json()["item"]["id"] == own.pk
+
+
+def test_author_reviser_may_not_edit_their_own_flagged_item_in_revision(client, world):
+    """In revision after an examiner's flag, a reviser edits it, unless the reviser wrote it."""
+    p, reviser = world.p, world.users["reviser"]
+    own = _mcq_by(world, reviser, ItemStatus.REVISING)
+    theirs = _mcq_by(world, world.users["annotator"], ItemStatus.REVISING)
+    client.force_login(reviser)
+
+    def save(item):
+        url = reverse("annotator:mcq_save", args=[p.project.slug, item.pk])
+        return client.post(url, data=json.dumps({}), content_type="application/json")
+
+    assert save(own).status_code == 403
+    assert save(theirs).status_code == 400  # past the permission check: the empty body is refused
 
 
 # --- no list shows a row of the other project ---------------------------------------------------------------
