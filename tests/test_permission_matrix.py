@@ -1,7 +1,7 @@
 """The permission matrix: every page and API endpoint × every kind of visitor → the expected answer.
 
 Driven by the URL resolver: `test_every_route_has_a_decision` walks every route the project serves
-and fails for one that has no row in MATRIX (or EXEMPT), so a page added later without a decision
+and fails for one that has no row in MATRIX (or EXEMPT_*), so a page added later without a decision
 about who may use it breaks this file. Visitors: anonymous, one member of project P per role
 (annotator, examiner, reviser, admin; one Membership each) and the stranger, the admin of project
 Q only. The policy being pinned (projects.permissions, STYLE.md):
@@ -14,7 +14,11 @@ Q only. The policy being pinned (projects.permissions, STYLE.md):
   refused (or served) by validation: anything but 401, 403, 404, 405, a 500 or the login page.
 
 Examiner and reviser are never the item's author: see test_author_* below. Lists never show a
-row of the other project: see test_list_pages_show_only_their_project / test_api_lists_*.
+row of the other project: see test_list_pages_show_only_their_project / test_api_lists_*. An id of
+another project's object in your own project's URL is not found: test_objects_of_another_project_*.
+
+Speed: the two projects are built once for the module (tests/permission_matrix/world.py) inside a
+transaction rolled back at the end; each test runs in a savepoint within it.
 """
 
 import json
