@@ -87,7 +87,7 @@ class ReleaseFiles:
         self._dirs: set[str] = set()
         self._pool = (
             ThreadPoolExecutor(max_workers=self.WRITE_THREADS, thread_name_prefix="release-files")
-            if self.local
+            if self.local and self.WRITE_THREADS
             else None
         )
         self._queued: deque = deque()
@@ -135,6 +135,9 @@ class ReleaseFiles:
 
     def _submit(self, path: str, data: bytes) -> None:
         full = self._local_path(path)
+        if self._pool is None:
+            self._local_write(full, data)
+            return
         while len(self._queued) >= self.MAX_QUEUED:
             self._queued.popleft().result()
         self._queued.append(self._pool.submit(self._local_write, full, data))
