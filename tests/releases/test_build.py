@@ -208,3 +208,27 @@ def test_a_build_that_raises_marks_the_release_failed(small, monkeypatch):
     release.refresh_from_db()
     assert release.status == ReleaseStatus.FAILED
     assert "disk full" in release.validation_errors[0]["message"]
+
+
+def test_release_files_work_on_any_storage_not_only_local_disk():
+    from django.core.files.storage import InMemoryStorage
+
+    from releases.writers.common import ReleaseFiles, ReleaseStorageError
+
+    storage = InMemoryStorage()
+    files = ReleaseFiles(storage, "releases/p/v1/")
+    assert not files.local
+    files.write_json("a/doc.json", {"x": 1.5, "t": "é"})
+    with files.stream("b/lines.jsonl") as out:
+        out.write('{"n":1}\n')
+        out.write_bytes(b'{"n":2}\n')
+    listing = files.listing()
+    assert [f["path"] for f in listing] == ["a/doc.json", "b/lines.jsonl"]
+    for record in listing:
+        data = storage.open("releases/p/v1/" + record["path"]).read()
+        assert hashlib.sha256(data).hexdigest() == record["sha256"] and len(data) == record["bytes"]
+    assert storage.open("releases/p/v1/a/doc.json").read() == '{"x":1.5,"t":"é"}'.encode()
+    with pytest.raises(ReleaseStorageError):
+        files.write_bytes("a/doc.json", b"again")
+    with pytest.raises(ReleaseStorageError):
+        files.write_bytes("../escape.json", b"")

@@ -197,3 +197,25 @@ def test_an_unknown_category_in_a_longvideobench_project_is_reported():
     assert release.status == ReleaseStatus.FAILED
     (problem,) = [e for e in release.validation_errors if e["item"] == f"mcq {small.mcqs['lvb_beta'].pk}"]
     assert "question_category 'XYZ' is not a LongVideoBench category" in problem["message"]
+
+
+def test_the_compiled_schemas_agree_with_jsonschema():
+    from releases.validation import SCHEMAS, _fast, _validator
+
+    samples = {
+        "svbench.dialogue": [_svbench()["dialogue"], [], [{"chain": {"questions": []}}], "x"],
+        "svbench.con": [_svbench()["con"], [{"chain_1": {}}]],
+        "svbench.streaming": [_svbench()["streaming"], [{"questions": ["a"], "timestamps": [[1.0]]}]],
+        "svbench.path": [_svbench()["path"], {"Paths": [[[0, -1]]]}, {"Paths": [[[True, 0]]]}],
+        "longvideobench.record": [_lvb(), {**_lvb(), "duration_group": 30}, {**_lvb(), "extra": 1}],
+        "longvideobench.subtitles": [[{"timestamp": [0.0, 1.0], "text": "a"}], [{"timestamp": [0.0], "text": "a"}]],
+    }
+    for name, documents in samples.items():
+        assert name in SCHEMAS
+        for document in documents:
+            fast_ok = True
+            try:
+                _fast(name)(document)
+            except Exception:  # noqa: BLE001 - any refusal
+                fast_ok = False
+            assert fast_ok == _validator(name).is_valid(document), (name, document)

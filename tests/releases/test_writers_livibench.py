@@ -1,5 +1,7 @@
 """LiViBench (VidQA JSONL v1) read back and compared with the database: questions, comments, transcript."""
 
+import json
+
 import pytest
 
 from releases.build import release_build
@@ -60,3 +62,11 @@ def test_test_style_has_no_answer(small):
     assert release.status == ReleaseStatus.READY
     record = read_jsonl(release, next(p for p in paths(release) if p.count("/") == 1 and p.startswith("livibench/")))[0]
     assert "answer" not in record
+
+
+def test_comment_lines_are_exactly_the_shared_json_text(small):
+    from releases.writers.common import dumps
+
+    release = release_build(release=small.release(formats=["livibench"]))
+    for line in read_bytes(release, "livibench/comments/delta.jsonl").decode().splitlines():
+        assert line == dumps(json.loads(line))

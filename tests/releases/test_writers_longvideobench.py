@@ -82,9 +82,12 @@ def test_every_record_has_its_subtitle_file(small):
         assert path in paths(release)
         cues = read_json(release, path)
         assert longvideobench_subtitle_rules(cues) == []
-        assert longvideobench_record_rules(
-            record, test_style=False, duration_limit_s=record["duration"], subtitle_exists=True
-        ) == []
+        assert (
+            longvideobench_record_rules(
+                record, test_style=False, duration_limit_s=record["duration"], subtitle_exists=True
+            )
+            == []
+        )
     # beta has no subtitles: its file is there and holds [].
     assert read_json(release, "subtitles/beta.json") == []
     # alpha: the imported SRT cues (not the ASR one), float timestamps in time order.
@@ -109,4 +112,3 @@ def test_test_style_has_no_correct_choice(small):
     release = _build(small, test_style=True)
     records = _records(release)
     assert records and all("correct_choice" not in r for r in records)
-

@@ -71,13 +71,16 @@ def test_streaming_and_path_are_aligned_and_pass_every_rule(small):
     release = _build(small)
     for name in ("alpha", "beta"):
         docs = _docs(release, name)
-        assert svbench_rules(
-            dialogue=docs["Dialogue"],
-            con=docs["Con"],
-            streaming=docs["Streaming"],
-            path=docs["Path"],
-            test_style=False,
-        ) == []
+        assert (
+            svbench_rules(
+                dialogue=docs["Dialogue"],
+                con=docs["Con"],
+                streaming=docs["Streaming"],
+                path=docs["Path"],
+                test_style=False,
+            )
+            == []
+        )
         # One path per question of the first chain.
         assert len(docs["Path"]["Paths"]) == len(docs["Dialogue"][0]["chain"]["questions"])
         for steps, walk in zip(docs["Path"]["Paths"], docs["Streaming"], strict=True):
@@ -125,9 +128,12 @@ def test_test_style_leaves_answers_out(small):
     assert all("answers" not in e["chain"] for e in docs["Dialogue"])
     assert all("answers" not in e["chain_1"] and "answers" not in e["chain_2"] for e in docs["Con"])
     assert all("answers" not in walk for walk in docs["Streaming"])
-    assert svbench_rules(
-        dialogue=docs["Dialogue"], con=docs["Con"], streaming=docs["Streaming"], path=docs["Path"], test_style=True
-    ) == []
+    assert (
+        svbench_rules(
+            dialogue=docs["Dialogue"], con=docs["Con"], streaming=docs["Streaming"], path=docs["Path"], test_style=True
+        )
+        == []
+    )
 
 
 def test_translations_give_en_and_zh_sub_folders(small):
