@@ -220,6 +220,7 @@ MATRIX = [
     post("reviewer:item_revert", kwargs=CHAIN_ITEM),
     # --- dashboards ---
     Case("reviewer:dashboard", gate=AD),
+    post("reviewer:dashboard_refresh", why="recomputes a snapshot; without a preset range: 400"),
     Case("reviewer:dashboard_csv", gate=AD),
     Case("reviewer:dashboard_rows", gate=AD, query="kind=mcq"),
     # --- examination and revision ---
