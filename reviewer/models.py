@@ -225,3 +225,49 @@ class ExamVerdict(ItemRef):
 
     def __str__(self) -> str:
         return f"{self.item_kind} {'pass' if self.passed else 'flag'} by {self.examiner_id}"
+
+
+class DashboardRange(models.TextChoices):
+    """The dashboards' preset ranges: the last N calendar days, today included."""
+
+    LAST_7 = "7d", "7 days"
+    LAST_30 = "30d", "30 days"
+    LAST_90 = "90d", "90 days"
+
+    @property
+    def days(self) -> int:
+        return int(self.value.removesuffix("d"))
+
+
+class DashboardSnapshot(models.Model):
+    """The admins' dashboards of one project and preset range, computed once and shown many times.
+
+    Every panel at benchmark scale costs about a second to compute and draw; people open the page
+    far more often than the numbers change. So the page shows this row (its age stated plainly),
+    and `reviewer.dashboard_snapshots` recomputes it on request, on a first view, and every minute
+    while people look at the dashboards and review work goes on (`activity` is what it saw then).
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="dashboard_snapshots")
+    range_key = models.CharField(max_length=8, choices=DashboardRange.choices)
+    period_start = models.DateField()
+    period_end = models.DateField()
+    computed_at = models.DateTimeField()
+    seconds_taken = models.FloatField(help_text="Wall time of the computation: queries and drawing")
+    # panel → {"columns": [...], "rows": [[...]]}: the numbers exactly as the panel's CSV holds them.
+    data = models.JSONField(default=dict)
+    # The nine panels as HTML (charts drawn): the expensive part of the page, served as it is.
+    html = models.TextField()
+    # The project's review activity when the computation started (reviewer.dashboard_snapshots.activity).
+    activity = models.JSONField(default=dict)
+    # Last time someone opened the page on this snapshot (updated at most every few minutes).
+    viewed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "range_key"], name="dashboard_snapshot_one_per_range"),
+        ]
+        indexes = [models.Index(fields=["viewed_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.project_id} {self.range_key} at {self.computed_at:%Y-%m-%d %H:%M:%S}"

@@ -34,6 +34,7 @@ from . import dashboard_views  # noqa: E402
 
 urlpatterns += [
     path("p/<slug:slug>/dashboard/", dashboard_views.dashboard, name="dashboard"),
+    path("p/<slug:slug>/dashboard/refresh/", dashboard_views.dashboard_refresh, name="dashboard_refresh"),
     path("p/<slug:slug>/dashboard/<slug:panel>.csv", dashboard_views.dashboard_csv, name="dashboard_csv"),
     path("p/<slug:slug>/dashboard/<slug:panel>/rows/", dashboard_views.dashboard_rows, name="dashboard_rows"),
 ]

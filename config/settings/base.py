@@ -218,6 +218,8 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE = {
     # Lapsed leases marked expired, so dashboards count them (their items are free already).
     "expire-leases": {"task": "reviewer.expire_leases", "schedule": 60.0, "options": {"expires": 55}},
+    # Dashboard snapshots viewed in the last hour whose project had review activity since: recomputed.
+    "dashboard-refresh": {"task": "reviewer.dashboard_refresh_due", "schedule": 60.0, "options": {"expires": 55}},
 }
 # Where beat remembers when each entry last ran (a shelve file; beat's only state).
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
