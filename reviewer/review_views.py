@@ -367,6 +367,10 @@ def examine_verdict(request, slug, kind, item_id):
     project = get_project_or_404(request.user, slug, Action.EXAMINE)
     item = _item(project, kind, item_id)
     form = VerdictForm.from_post(request.POST)
+    if not can(request.user, Action.EXAMINE, project, item):
+        # Authorise before checking the form: the author hears "not yours", whatever they posted.
+        error = "You wrote this item: someone else examines it."
+        return _examine_page(request, project, kind, item, form=form, error=error, status=403)
     if form.decision not in ("pass", "flag"):
         return _examine_page(request, project, kind, item, form=form, error="Choose pass (p) or flag (f).", status=422)
     codes = [code for code, _ in checklist_for(kind)]

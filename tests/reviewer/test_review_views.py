@@ -192,6 +192,8 @@ def test_the_author_reads_the_page_but_has_no_verdict_form(client, project, peop
     assert "You wrote this item: someone else examines it." in page and 'id="verdict-form"' not in page
     response = _verdict(client, project, "mcq", mcq, decision="pass")
     assert response.status_code == 403 and "You wrote this item" in response.text
+    # Refused before the form is read: an incomplete form gets the same answer, not a form error.
+    assert _verdict(client, project, "mcq", mcq, decision="").status_code == 403
     assert not ExamVerdict.objects.exists()
 
 
