@@ -1,4 +1,4 @@
-"""Headless Chromium on the dashboards: number keys jump to a panel, d downloads that panel's CSV."""
+"""Headless Chromium on the dashboards: u refreshes a preset's snapshot, 1–9 jump to a panel, d downloads its CSV."""
 
 import os
 from pathlib import Path
@@ -26,7 +26,17 @@ def test_keys_jump_to_panels_and_download_their_csv(page, live_server):
     page.goto(f"{live_server.url}/p/{world.project.slug}/")
     page.keyboard.press("b")  # the project home's link to the dashboards
     page.wait_for_url(f"**/p/{world.project.slug}/dashboard/")
+    # The last 30 days: a snapshot, computed for this first view, its time in plain sight; u recomputes it.
+    assert "computed for this first view" in page.inner_text("#as-of")
+    with page.expect_navigation():
+        page.keyboard.press("u")
+    assert page.url.endswith("/dashboard/?range=30d")
+    assert "recomputed just now" in page.inner_text(".messages")
+    as_of = page.inner_text("#as-of")
+    assert "Numbers as of" in as_of and "first view" not in as_of and "s ago" in as_of
+
     page.goto(f"{live_server.url}/p/{world.project.slug}/dashboard/?from=2026-03-02&to=2026-03-31")
+    assert "Custom ranges are computed on request" in page.inner_text("#as-of")
     if os.environ.get("DASHBOARD_SCREENSHOT"):
         page.screenshot(path=os.environ["DASHBOARD_SCREENSHOT"], full_page=True)
 
@@ -45,4 +55,5 @@ def test_keys_jump_to_panels_and_download_their_csv(page, live_server):
 
     # "?" lists the panel keys among the page's shortcuts.
     page.keyboard.press("?")
-    assert "Jump to Agreement" in page.inner_text("#shortcut-help")
+    help_text = page.inner_text("#shortcut-help")
+    assert "Jump to Agreement" in help_text and "Refresh" not in help_text  # a custom range has nothing to refresh
