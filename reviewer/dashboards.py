@@ -20,7 +20,8 @@ Definitions (what each number means):
   flagged), the share that ended flagged. Per annotator: by the item's author (its current one).
   Per category: an MCQ by its category; a QA chain once under each distinct skill among its QA
   pairs (a chain of skills II and PA counts for both, once each); a chain pair once under each
-  relation type among its relations. Skills and types are the items' current ones.
+  relation type among its relations. Skills and types are the items' current ones. An item
+  without any (a chain with no pairs, a pair with no relations) counts under "(none)".
 - **Judge scores**: QualityScore rows created in the range (every judge run, older versions too),
   per kind in bins of 10 (0–10, …, 90–100; 100 falls in the last bin), and how many reach the
   project's *current* threshold (the stored verdict used the threshold of its day).
@@ -400,23 +401,22 @@ _CATEGORY_PATHS = {
 
 
 def flag_rates_by_category(*, project: Project, period: Period) -> list[FlagRow]:
-    """One GROUP BY per kind: MCQ category, chain skill, chain-pair relation type (distinct rounds)."""
-    decided = decided_rounds(project=project, period=period)
+    """One GROUP BY (kind, category) over the decided rounds, counted once per distinct round.
+
+    Each round names one item, so only that kind's joins (MCQ category, the chain's pairs' skills,
+    the chain pair's relations' types) find rows and the first non-null of the three is its
+    category: one scan of the range's review log instead of one per kind.
+    """
+    rows = (
+        decided_rounds(project=project, period=period)
+        .values("item_kind", category=Coalesce(*_CATEGORY_PATHS.values()))
+        .annotate(decided=Count("pk", distinct=True), flagged=Count("pk", distinct=True, filter=Q(to_status=S.FLAGGED)))
+        .order_by()
+    )
     out = []
-    for kind, path in _CATEGORY_PATHS.items():
-        rows = (
-            decided.filter(item_kind=kind)
-            .values(category=F(path))
-            .annotate(
-                decided=Count("pk", distinct=True), flagged=Count("pk", distinct=True, filter=Q(to_status=S.FLAGGED))
-            )
-            .order_by()
-        )
-        for r in rows:
-            category = r["category"] or ""
-            out.append(
-                FlagRow(f"{kind}:{category}", f"{kind.label} · {category or '(none)'}", r["decided"], r["flagged"])
-            )
+    for r in rows:
+        kind, category = ItemKind(r["item_kind"]), r["category"] or ""
+        out.append(FlagRow(f"{kind}:{category}", f"{kind.label} · {category or '(none)'}", r["decided"], r["flagged"]))
     out.sort(key=lambda r: (-(r.rate or 0), -r.decided, r.label))
     return out
 

@@ -7,6 +7,7 @@ from unittest import mock
 
 import pytest
 from django.db import connection
+from django.db.models import Count, F, Q
 from django.test.utils import CaptureQueriesContext
 
 from annotator.models import ItemStatus
@@ -258,6 +259,45 @@ def test_flag_rate_per_category(w):
         "QA chain · PA": (1, 0),
         "Relations of a chain pair · person": (1, 1),
     }
+
+
+def test_flag_rate_per_category_in_one_query_equals_one_query_per_kind(w):
+    # Varied: items without a category (a chain with no pairs, a pair with no relations), a chain
+    # whose pairs share a skill, a pair with two relation types, rounds flagged and accepted.
+    bare_chain = QAChainFactory(project=w.project, clip__video__project=w.project, author=w.a1)
+    bare_pair = ChainPairFactory(chain_before=bare_chain, author=w.a1)
+    mixed = ChainPairFactory(
+        chain_before=QAChainFactory(project=w.project, clip__video__project=w.project, author=w.a2), author=w.a2
+    )
+    for i, relation_type in enumerate(["person", "event"]):
+        before, later = (QAPairFactory(chain=chain, index=i) for chain in (mixed.chain_before, mixed.chain_after))
+        RelationFactory(chain_pair=mixed, from_pair=before, to_pair=later, relation_type=relation_type)
+    for day, item, to in (
+        (14, bare_chain, S.FLAGGED),
+        (15, bare_pair, S.ACCEPTED),
+        (16, mixed, S.FLAGGED),
+        (17, mixed, S.ACCEPTED),
+        (18, w.c1, S.FLAGGED),
+    ):
+        event(w.project, item, S.EXAMINING, to, w.e2, at(day))
+
+    decided = d.decided_rounds(project=w.project, period=PERIOD)
+    per_kind = {}
+    for kind, path in d._CATEGORY_PATHS.items():
+        for r in (
+            decided.filter(item_kind=kind)
+            .values(category=F(path))
+            .annotate(n=Count("pk", distinct=True), f=Count("pk", distinct=True, filter=Q(to_status=S.FLAGGED)))
+        ):
+            per_kind[f"{kind}:{r['category'] or ''}"] = (r["n"], r["f"])
+    rows = d.flag_rates_by_category(project=w.project, period=PERIOD)
+    assert {r.key: (r.decided, r.flagged) for r in rows} == per_kind
+    assert len(rows) == len(per_kind)
+    labels = {r.label: (r.decided, r.flagged) for r in rows}
+    assert labels["QA chain · (none)"] == (1, 1) and labels["Relations of a chain pair · (none)"] == (1, 0)
+    assert labels["QA chain · II"] == labels["QA chain · PA"] == (2, 1)  # c1 flagged once: II once
+    assert labels["Relations of a chain pair · event"] == (2, 1)
+    assert labels["Relations of a chain pair · person"] == (3, 2)
 
 
 def test_judge_score_histogram_and_pass_rate_at_the_current_threshold(w):
