@@ -87,7 +87,10 @@ def test_the_default_range_is_the_last_30_days_and_a_bad_range_says_why(client, 
     _client(client, w.people["admin"])
     url = reverse("reviewer:dashboard", args=[w.project.slug])
     default = d.Period.last()
-    assert client.get(url).context["period"] == default
+    response = client.get(url)
+    # The last 30 days is a preset: drawn from its snapshot (computed for this first view).
+    assert response.context["period"] == default and response.context["range_key"] == "30d"
+    assert "computed for this first view" in response.content.decode()
     response = client.get(url, {"from": "2026-03-10", "to": "2026-03-01"})
     assert response.status_code == 200 and response.context["period"] == default
     assert "starts (2026-03-10) after it ends (2026-03-01)" in response.content.decode()
@@ -163,6 +166,8 @@ def _page_queries(client, w) -> int:
 
 
 def test_the_page_runs_the_same_queries_however_much_data(client, w, django_assert_max_num_queries):
+    # RANGE is a custom range: computed on request, every panel's queries (a preset's snapshot
+    # page is pinned in test_dashboard_snapshots).
     _client(client, w.people["admin"])
     client.get(reverse("reviewer:dashboard", args=[w.project.slug]), RANGE)  # warm: session, templates
     small = _page_queries(client, w)
