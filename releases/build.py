@@ -389,7 +389,10 @@ def _build(release: DatasetRelease, progress: Progress) -> DatasetRelease:
         lvb_codes = set(ctx.lvb_levels)
         for start in range(0, len(ordered), CHUNK_VIDEOS):
             chunk = ordered[start : start + CHUNK_VIDEOS]
-            for bundle in _load_chunk(chunk, selection, ctx, lvb_codes=lvb_codes, cue_families=cue_families):
+            bundles = list(_load_chunk(chunk, selection, ctx, lvb_codes=lvb_codes, cue_families=cue_families))
+            for writer in writers:
+                writer.chunk(bundles)
+            for bundle in bundles:
                 stats.add(bundle)
                 for writer in writers:
                     writer.video(bundle)

@@ -459,7 +459,8 @@ class VideoBundle:
 
 
 class Writer:
-    """One format. The build calls `begin`, then `video` for every released video in name order, then `finish`."""
+    """One format. The build calls `begin`, then for each chunk of videos `chunk` with its bundles and
+    `video` for each of them, all in name order, then `finish`."""
 
     format = ""
     needs_cues = False  # subtitles or transcripts of videos with MCQs of this format
@@ -470,6 +471,9 @@ class Writer:
 
     def begin(self) -> None:  # noqa: B027 - optional hook
         pass
+
+    def chunk(self, bundles: list[VideoBundle]) -> None:  # noqa: B027 - optional hook
+        """The bundles `video` is about to be called with (to read what they need in one query)."""
 
     def video(self, bundle: VideoBundle) -> None:
         raise NotImplementedError

@@ -12,11 +12,14 @@ asr_file (both always written, possibly empty, so a reader never meets a missing
 (whether the video has an audio track) and duration (float seconds).
 
 The transcript is the video's speech-recognition cues when it has any, else its imported subtitles.
-Comments are streamed from the database video by video (a livestream can have hundreds of
-thousands); every line is checked for its types, and the first line of each file against the schema.
+Comments are streamed from the database (a livestream can have hundreds of thousands), one query per
+chunk of videos read in the order the videos are written; every line is checked for its types, and
+the first line of each file against the schema.
 """
 
 from __future__ import annotations
+
+from django.db.models.functions import Collate
 
 from videos.models import Comment
 
@@ -34,6 +37,48 @@ class LiViBenchWriter(Writer):
     def begin(self) -> None:
         self.streams: dict = {}
         self.records = 0
+        self._comments = None  # this chunk's (video_id, time_s, text, user) rows, read as videos come
+        self._ahead = None  # the row read but not yet written (the next video's first)
+        self._places: dict[int, int] = {}  # video id → its place among the chunk's videos with comments
+
+    def chunk(self, bundles: list[VideoBundle]) -> None:
+        self._close_comments()
+        ids = [b.video.id for b in bundles if any(m.family == self.format for m in b.mcqs)]
+        self._places = {video_id: n for n, video_id in enumerate(ids)}
+        if ids:
+            # Videos come in name order (Python's, i.e. by code point: the "C" collation's), so one
+            # cursor over the chunk's comments hands each video its own in turn.
+            self._comments = (
+                Comment.objects.filter(video_id__in=ids)
+                .order_by(Collate("video__name", "C"), "time_s", "id")
+                .values_list("video_id", "time_s", "text", "user")
+                .iterator(chunk_size=COMMENT_CHUNK)
+            )
+
+    def _close_comments(self) -> None:
+        if self._comments is not None:
+            self._comments.close()  # frees the server-side cursor even when not read to the end
+        self._comments, self._ahead = None, None
+
+    def _video_comments(self, video_id: int):
+        if self._comments is None or video_id not in self._places:
+            # `video` called without `chunk` (a writer driven by hand): this video's comments alone.
+            yield from (
+                Comment.objects.filter(video_id=video_id)
+                .order_by("time_s", "id")
+                .values_list("time_s", "text", "user")
+                .iterator(chunk_size=COMMENT_CHUNK)
+            )
+            return
+        place = self._places.get(video_id, -1)
+        row = self._ahead or next(self._comments, None)
+        while row is not None and self._places[row[0]] < place:
+            # A video of the chunk that was not asked for (no build does that): its comments are passed by.
+            row = next(self._comments, None)
+        while row is not None and row[0] == video_id:
+            yield row[1:]
+            row = next(self._comments, None)
+        self._ahead = row
 
     def video(self, bundle: VideoBundle) -> None:
         mcqs = [m for m in bundle.mcqs if m.family == self.format]
@@ -43,14 +88,8 @@ class LiViBenchWriter(Writer):
         item = f"video {v.name}"
         comments_file = f"livibench/comments/{v.name}.jsonl"
         with ctx.files.stream(comments_file) as out:
-            rows = (
-                Comment.objects.filter(video_id=v.id)
-                .order_by("time_s", "id")
-                .values_list("time_s", "text", "user")
-                .iterator(chunk_size=COMMENT_CHUNK)
-            )
             first = True
-            for time_s, text, user in rows:
+            for time_s, text, user in self._video_comments(v.id):
                 if first:
                     line = {"time": float(time_s), "text": text, "user": user}
                     self.problems(comments_file, item, schema_errors("livibench.comment", line))
@@ -108,6 +147,7 @@ class LiViBenchWriter(Writer):
             )
 
     def finish(self) -> None:
+        self._close_comments()
         for split in sorted(self.streams):
             self.ctx.files.close_stream(self.streams[split])
         if not self.records:

@@ -70,3 +70,45 @@ def test_comment_lines_are_exactly_the_shared_json_text(small):
     release = release_build(release=small.release(formats=["livibench"]))
     for line in read_bytes(release, "livibench/comments/delta.jsonl").decode().splitlines():
         assert line == dumps(json.loads(line))
+
+
+def test_comments_of_many_videos_come_from_one_query_each_to_its_own_file(small):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.factories import CommentFactory, VideoFactory
+
+    from .release_data import _mcq
+
+    # Names whose code-point order (the build's) differs from most locales' order; one has no comments.
+    names = ["Zulu", "_under", "alpha2", "Ärger", "mid"]
+    for name in names:
+        video = VideoFactory(project=small.project, name=name, duration_s=60.0, fps=25.0, has_audio=True)
+        _mcq(
+            small.project,
+            [(video, "main")],
+            question=f"What happens in {name}?",
+            options=["a", "b"],
+            correct_index=0,
+            category="event recognition",
+            task_group="fine perception",
+        )
+        if name != "mid":
+            CommentFactory(video=video, time_s=3.0, text=f"{name} later", user="u")
+            CommentFactory(video=video, time_s=1.0, text=f"{name} first", user="")
+    with CaptureQueriesContext(connection) as queries:
+        release = release_build(release=small.release(formats=["livibench"]))
+    assert release.status == ReleaseStatus.READY, release.validation_errors
+    comment_queries = [q["sql"] for q in queries.captured_queries if '"videos_comment"' in q["sql"]]
+    assert len(comment_queries) == 1  # six videos (delta too), one chunk: one query, not one per video
+    for name in names:
+        expected = (
+            []
+            if name == "mid"
+            else [
+                {"time": 1.0, "text": f"{name} first", "user": ""},
+                {"time": 3.0, "text": f"{name} later", "user": "u"},
+            ]
+        )
+        assert read_jsonl(release, f"livibench/comments/{name}.jsonl") == expected
+    assert [c["text"] for c in read_jsonl(release, "livibench/comments/delta.jsonl")] == ["hi 👋", "first!", "生日快乐"]
