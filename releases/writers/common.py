@@ -129,18 +129,23 @@ class ReleaseFiles:
             os.chmod(full, self.storage.file_permissions_mode)
         return handle
 
-    def _local_write(self, full: str, data: bytes) -> None:
+    def _local_write(self, full: str, data: bytes, record: dict | None = None) -> None:
         with self._local_create(full) as fh:
             fh.write(data)
+        if record is not None:
+            record["sha256"] = hashlib.sha256(data).hexdigest()
 
-    def _submit(self, path: str, data: bytes) -> None:
+    def _submit(self, path: str, data: bytes, record: dict | None = None) -> None:
+        """Write `data` to the path (by a writing thread when there are some); with `record`, also put the
+        data's sha256 into it there. Hashing off the building thread matters more than its CPU time: it
+        releases the GIL, and winning it back from the busy writing threads cost more than the hash."""
         full = self._local_path(path)
         if self._pool is None:
-            self._local_write(full, data)
+            self._local_write(full, data, record)
             return
         while len(self._queued) >= self.MAX_QUEUED:
             self._queued.popleft().result()
-        self._queued.append(self._pool.submit(self._local_write, full, data))
+        self._queued.append(self._pool.submit(self._local_write, full, data, record))
 
     def wait(self) -> None:
         """Every queued write done (the first failure raised)."""
@@ -164,11 +169,13 @@ class ReleaseFiles:
 
     def write_bytes(self, path: str, data: bytes) -> None:
         self._check(path)
+        record = {"path": path, "sha256": None, "bytes": len(data)}  # sha256: filled in once written
         if self.local:
-            self._submit(path, data)
+            self._submit(path, data, record)
         else:
             self._save(path, ContentFile(data, name=posixpath.basename(path)))
-        self.records[path] = {"path": path, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+            record["sha256"] = hashlib.sha256(data).hexdigest()
+        self.records[path] = record
 
     def write_text(self, path: str, text: str) -> None:
         self.write_bytes(path, text.encode("utf-8"))
