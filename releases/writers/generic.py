@@ -12,7 +12,7 @@ per released video with its probe facts and metadata.
 from __future__ import annotations
 
 from ..validation import schema_errors
-from .common import VideoBundle, Writer, dumps
+from .common import VideoBundle, Writer
 
 
 class GenericWriter(Writer):
@@ -35,26 +35,23 @@ class GenericWriter(Writer):
         split = ctx.split_of(v)
         file = f"generic/{split}.jsonl"
         out = self._out(split)
-        self.videos_out.write(
-            dumps(
-                {
-                    "video": v.name,
-                    "file": v.file_name,
-                    "split": split,
-                    "duration_s": v.duration_s,
-                    "fps": v.fps,
-                    "frame_count": v.frame_count,
-                    "width": v.width,
-                    "height": v.height,
-                    "has_audio": v.has_audio,
-                    "topic_category": v.topic_category,
-                    "duration_group": v.duration_group,
-                    "view_count": v.view_count,
-                    "language": v.language,
-                    "source_url": v.source_url,
-                }
-            )
-            + "\n"
+        self.videos_out.write_json_line(
+            {
+                "video": v.name,
+                "file": v.file_name,
+                "split": split,
+                "duration_s": v.duration_s,
+                "fps": v.fps,
+                "frame_count": v.frame_count,
+                "width": v.width,
+                "height": v.height,
+                "has_audio": v.has_audio,
+                "topic_category": v.topic_category,
+                "duration_group": v.duration_group,
+                "view_count": v.view_count,
+                "language": v.language,
+                "source_url": v.source_url,
+            }
         )
         test = ctx.test_style
         lines = []
@@ -156,7 +153,7 @@ class GenericWriter(Writer):
             )
             lines.append((f"mcq {m.id}", record))
         for item, record in lines:
-            out.write(dumps(record) + "\n")
+            out.write_json_line(record)
             self.records += 1
             self.problems(file, item, schema_errors("generic.item", record))
 

@@ -24,7 +24,7 @@ from django.db.models.functions import Collate
 from videos.models import Comment
 
 from ..validation import livibench_record_rules, schema_errors
-from .common import VideoBundle, Writer, dumps, json_float, json_string
+from .common import VideoBundle, Writer, json_float, json_string
 
 FORMAT_TAG = "vidqa-livibench/1"
 COMMENT_CHUNK = 5000
@@ -107,7 +107,7 @@ class LiViBenchWriter(Writer):
                 line = {"start": c.start_s, "end": c.end_s, "text": c.text, "source": c.source}
                 if n == 0:
                     self.problems(asr_file, item, schema_errors("livibench.asr", line))
-                out.write(dumps(line) + "\n")
+                out.write_json_line(line)
 
         ctx.media(v)
         split = ctx.split_of(v)
@@ -137,7 +137,7 @@ class LiViBenchWriter(Writer):
                     "duration": v.playable_duration_s,
                 }
             )
-            out.write(dumps(record) + "\n")
+            out.write_json_line(record)
             self.records += 1
             self.problems(file, f"mcq {m.id}", schema_errors("livibench.record", record))
             self.problems(

@@ -23,7 +23,7 @@ project's) when present, else all.
 from __future__ import annotations
 
 from ..validation import longvideobench_record_rules, longvideobench_subtitle_rules, schema_errors
-from .common import CueData, JsonArrayWriter, VideoBundle, Writer, dumps
+from .common import CueData, JsonArrayWriter, VideoBundle, Writer, dumps_bytes
 from .media import probe_video_duration
 
 SUBTITLE_SOURCES = ("srt", "vtt", "lvb_json", "manual")
@@ -63,7 +63,7 @@ class LongVideoBenchWriter(Writer):
         subtitles = [{"timestamp": [c.start_s, c.end_s], "text": c.text} for c in cues]
         subtitle_path = f"{v.name}.json"
         subtitle_file = f"subtitles/{subtitle_path}"
-        ctx.files.write_bytes(subtitle_file, dumps(subtitles).encode("utf-8"))
+        ctx.files.write_bytes(subtitle_file, dumps_bytes(subtitles))
         item = f"video {v.name}"
         self.problems(subtitle_file, item, schema_errors("longvideobench.subtitles", subtitles))
         self.problems(subtitle_file, item, longvideobench_subtitle_rules(subtitles))

@@ -12,7 +12,7 @@ validation rather than being guessed at. The split is the reference video's.
 from __future__ import annotations
 
 from ..validation import VIDEO_PLACEHOLDER, mvpbench_record_rules, schema_errors
-from .common import VideoBundle, Writer, dumps
+from .common import VideoBundle, Writer
 
 
 class MVPBenchWriter(Writer):
@@ -48,7 +48,7 @@ class MVPBenchWriter(Writer):
             }
             if not ctx.test_style and m.correct_index is not None and m.correct_index < len(options):
                 record["answer"] = options[m.correct_index]
-            out.write(dumps(record) + "\n")
+            out.write_json_line(record)
             self.records += 1
             self.problems(file, f"mcq {m.id}", schema_errors("mvpbench.record", record))
             self.problems(file, f"mcq {m.id}", mvpbench_record_rules(record, test_style=ctx.test_style))

@@ -27,7 +27,7 @@ import io
 
 from ..paths import streaming_paths
 from ..validation import schema_errors, svbench_rules
-from .common import ChainData, VideoBundle, Writer, dumps
+from .common import ChainData, VideoBundle, Writer, dumps_bytes
 
 META_COLUMNS = ["Video_Name", "Path_of_Video", "Sort_of_Set", "Path_of_QandA", "Path_of_Con"]
 
@@ -141,7 +141,7 @@ class SVBenchWriter(Writer):
                 ("Streaming", streaming, "svbench.streaming"),
             ):
                 files[folder] = f"{self._folder(folder, lang)}/{name}"
-                ctx.files.write_bytes(files[folder], dumps(doc).encode("utf-8"))
+                ctx.files.write_bytes(files[folder], dumps_bytes(doc))
                 self.problems(files[folder], f"video {v.name}", schema_errors(schema_name, doc))
             for item, message in svbench_rules(
                 dialogue=dialogue,
