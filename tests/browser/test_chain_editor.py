@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from annotator.models import ChainPair, ItemStatus, QAChain, QAPair, Relation
 from tests import factories
+from tests.browser.helpers import login
 from videos.models import Clip
 from videos.synthetic import SceneSpec, make_scene_video
 
@@ -61,13 +62,6 @@ def setup(scene_file, tmp_path):
         chains.append(chain)
     return project, people, video, chains
 
-
-def login(page, live_server, user):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("input[name=username]", user.username)
-    page.fill("input[name=password]", factories.PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
 
 
 def editor_url(live_server, chain):

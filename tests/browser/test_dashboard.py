@@ -6,17 +6,11 @@ from pathlib import Path
 import pytest
 
 from tests import factories
+from tests.browser.helpers import login
 from tests.reviewer.test_dashboards import build_world
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-
-def login(page, live_server, user):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("input[name=username]", user.username)
-    page.fill("input[name=password]", factories.PASSWORD)
-    page.press("input[name=password]", "Enter")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
 
 
 def test_keys_jump_to_panels_and_download_their_csv(page, live_server):

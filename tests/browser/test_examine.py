@@ -9,6 +9,7 @@ from annotator.models import MCQ, ItemStatus, MCQVideo, QAChain, QAPair, Referre
 from reviewer.models import ExamVerdict
 from reviewer.workflow import item_history
 from tests import factories
+from tests.browser.helpers import login
 from videos.models import Clip
 from videos.synthetic import SceneSpec, make_scene_video
 
@@ -63,13 +64,6 @@ def setup(scene_file, tmp_path):
     QAPair.objects.create(chain=chain, index=0, question="What is on screen?", answer="A test card.")
     return project, people, mcq, chain
 
-
-def login(page, live_server, user):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("input[name=username]", user.username)
-    page.fill("input[name=password]", factories.PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
 
 
 def test_examine_flag_and_pass_then_revise_by_keyboard(live_server, page, setup):

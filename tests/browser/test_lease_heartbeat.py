@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from annotator.models import ItemStatus, QAPair
 from reviewer.models import Assignment, AssignmentStatus
 from tests import factories
+from tests.browser.helpers import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -41,13 +42,6 @@ def setup():
     )
     return project, people, chain, lease
 
-
-def login(page, live_server, user):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("input[name=username]", user.username)
-    page.fill("input[name=password]", factories.PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
 
 
 def wait_for(check, what: str):

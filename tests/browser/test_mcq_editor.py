@@ -22,6 +22,7 @@ from annotator.mcqs import mcq_create, mcq_save
 from annotator.models import MCQ, ItemStatus, ReferredMoment, VideoRole
 from reviewer.models import ReviewEvent
 from tests import factories
+from tests.browser.helpers import login
 from videos.models import Video
 from videos.synthetic import SceneSpec, make_scene_video
 
@@ -62,13 +63,6 @@ def setup(scene_file, tmp_path):
     mcq = mcq_create(project=project, videos=[(video, VideoRole.MAIN)], user=people["annotator"])
     return project, people, video, mcq
 
-
-def login(page, live_server, user):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("input[name=username]", user.username)
-    page.fill("input[name=password]", factories.PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
 
 
 def open_editor(page, live_server, mcq):

@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests import factories
+from tests.browser.helpers import login
 from videos.models import Clip, Comment, CueSource, SubtitleCue
 from videos.synthetic import SceneSpec, make_scene_video
 
@@ -78,13 +79,6 @@ def setup(scene_file, tmp_path):
     Comment.objects.bulk_create([Comment(video=video, time_s=t, text=text, user="viewer") for t, text in COMMENTS])
     return project, people["annotator"], video
 
-
-def login(page, live_server, user):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("input[name=username]", user.username)
-    page.fill("input[name=password]", factories.PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
 
 
 def open_player(page, live_server, video):

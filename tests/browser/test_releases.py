@@ -7,17 +7,11 @@ import pytest
 from releases.models import DatasetRelease
 from releases.tasks import build
 from tests import factories
+from tests.browser.helpers import login
 from tests.releases.conftest import make_accepted
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-
-def login(page, live_server, user):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("input[name=username]", user.username)
-    page.fill("input[name=password]", factories.PASSWORD)
-    page.press("input[name=password]", "Enter")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
 
 
 def _shot(page, name):

@@ -17,6 +17,7 @@ from projects.taxonomies import CHAIN_JUDGE_DIMENSIONS
 from reviewer.models import QualityScore
 from reviewer.workflow import item_history
 from tests import factories
+from tests.browser.helpers import login
 from tests.fakes.openai_server import Reply
 from videos.models import Clip
 from videos.synthetic import SceneSpec, make_scene_video
@@ -48,14 +49,6 @@ def wait_status(chain: QAChain, status: str, timeout: float = 90) -> None:
         time.sleep(0.2)
     raise AssertionError(f"the chain is {chain.status}, not {status}, after {timeout} s")
 
-
-def login(page, live_server, user) -> None:
-    page.context.clear_cookies()
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("input[name=username]", user.username)
-    page.fill("input[name=password]", factories.PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
 
 
 def wait_editor(page) -> None:
