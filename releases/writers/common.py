@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import posixpath
 import re
@@ -75,7 +76,7 @@ def dumps_bytes(obj) -> bytes:
 
 def json_float(value: float) -> str:
     """A float as JSON text, exactly as `dumps` writes it (the shortest repr that reads back the same)."""
-    if value != value or value in (float("inf"), float("-inf")):
+    if not math.isfinite(value):
         raise ValueError(f"{value!r} has no JSON text")
     return float.__repr__(value)
 

@@ -8,7 +8,7 @@ import math
 import pytest
 from django.core.files.storage import FileSystemStorage
 
-from releases.writers.common import JsonArrayWriter, ReleaseFiles, dumps, dumps_bytes
+from releases.writers.common import JsonArrayWriter, ReleaseFiles, dumps, dumps_bytes, json_float
 
 TRICKY = [
     -0.0,
@@ -105,3 +105,14 @@ def test_streams_and_arrays_write_the_dumps_text(tmp_path):
         assert data == text.encode("utf-8")
         assert listing[path]["bytes"] == len(data)
     assert listing["doc.json"]["sha256"] == hashlib.sha256(expected["doc.json"].encode()).hexdigest()
+
+
+@pytest.mark.parametrize("value", [v for v in TRICKY if isinstance(v, float)])
+def test_json_float_is_the_dumps_text(value):
+    assert json_float(value) == dumps(value)
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_json_float_refuses_non_finite(value):
+    with pytest.raises(ValueError, match="no JSON text"):
+        json_float(value)
