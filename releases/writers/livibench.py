@@ -19,6 +19,8 @@ the first line of each file against the schema.
 
 from __future__ import annotations
 
+import itertools
+
 from django.db.models.functions import Collate
 
 from videos.models import Comment
@@ -88,17 +90,24 @@ class LiViBenchWriter(Writer):
         item = f"video {v.name}"
         comments_file = f"livibench/comments/{v.name}.jsonl"
         with ctx.files.stream(comments_file) as out:
-            first = True
-            for time_s, text, user in self._video_comments(v.id):
-                if first:
-                    line = {"time": float(time_s), "text": text, "user": user}
-                    self.problems(comments_file, item, schema_errors("livibench.comment", line))
-                    first = False
-                # The text `dumps` gives for {"time", "text", "user"}, put together directly: a
-                # livestream has hundreds of thousands of comments.
-                out.write(
+            rows = self._video_comments(v.id)
+            first = next(rows, None)
+            if first is not None:
+                line = {"time": float(first[0]), "text": first[1], "user": first[2]}
+                self.problems(comments_file, item, schema_errors("livibench.comment", line))
+                rows = itertools.chain((first,), rows)
+            # The text `dumps` gives for {"time", "text", "user"}, put together directly and handed on
+            # in blocks: a livestream has hundreds of thousands of comments.
+            lines = []
+            for time_s, text, user in rows:
+                lines.append(
                     f'{{"time":{json_float(float(time_s))},"text":{json_string(text)},"user":{json_string(user)}}}\n'
                 )
+                if len(lines) >= COMMENT_CHUNK:
+                    out.write("".join(lines))
+                    lines = []
+            if lines:
+                out.write("".join(lines))
         asr_file = f"livibench/asr/{v.name}.jsonl"
         cues = bundle.cues or []
         transcript = [c for c in cues if c.source == "asr"] or cues
