@@ -49,7 +49,7 @@ from projects.models import ProjectKind
 from videos.models import SubtitleCue, Video
 
 from .models import DatasetRelease, ReleaseStatus
-from .splits import duration_group, splits_assign
+from .splits import duration_group, splits_assign, splits_save
 from .statistics import ReleaseStatistics
 from .validation import schema_errors
 from .writers import WRITERS
@@ -333,6 +333,7 @@ def _build(release: DatasetRelease, progress: Progress) -> DatasetRelease:
             ),
             config=release.split_config or {},
             seed=release.seed,
+            save=False,  # saved below once the release is ready
         )
         for video_id, split in splits.items():
             videos[video_id].split = split
@@ -412,6 +413,18 @@ def _build(release: DatasetRelease, progress: Progress) -> DatasetRelease:
         release.statistics = stats.as_dict()
         release.validation_errors = problems.as_list()
         release.storage_prefix = prefix
+        if not problems.total:
+            moved = splits_save(project=project, splits=splits)
+            if moved:
+                names = ", ".join(sorted(videos[pk].name for pk in moved)[:10])
+                problems.add(
+                    "",
+                    "",
+                    "release",
+                    f"Another release gave {len(moved)} video(s) a split while this one was built ({names}); "
+                    "build this release again so its files use the splits the videos keep.",
+                )
+                release.validation_errors = problems.as_list()
         if problems.total:
             release.status = ReleaseStatus.FAILED
             release.archive = ""

@@ -173,8 +173,12 @@ def _seed_rng(seed: int) -> random.Random:
     return random.Random(f"vidqa-splits:{seed}")  # noqa: S311 - reproducible shuffles, not secrets
 
 
-def splits_assign(*, project, videos: Iterable[Video], config: dict, seed: int) -> dict[int, str]:
-    """Split of every given video, by id: kept splits as they are, new ones assigned and saved."""
+def splits_assign(*, project, videos: Iterable[Video], config: dict, seed: int, save: bool = True) -> dict[int, str]:
+    """Split of every given video, by id: kept splits as they are, new ones assigned and saved.
+
+    `save=False` only computes them: a release build saves them (`splits_save`) once the release is
+    ready, so a failed build never ties a video to a split nobody published.
+    """
     config = split_config_clean(config)
     stratify = config.get("stratify", True) if config else True
     groups = project.taxonomy("duration_groups")
@@ -206,14 +210,23 @@ def splits_assign(*, project, videos: Iterable[Video], config: dict, seed: int) 
         rng.shuffle(members)
         ordered.extend(members)
     assigned = dict(zip((r[0] for r in ordered), _deal(new_targets, len(ordered)), strict=True))
+    if not save:
+        result.update(assigned)
+        return result
+    splits_save(project=project, splits=assigned)
+    fresh = dict(Video.objects.filter(pk__in=list(assigned)).values_list("pk", "split"))
+    result.update(fresh)
+    return result
 
+
+def splits_save(*, project, splits: dict[int, str]) -> list[int]:
+    """Give videos without a split the one computed for them; returns the ids another release got to first."""
     with transaction.atomic():
         by_split = defaultdict(list)
-        for pk, split in assigned.items():
+        for pk, split in splits.items():
             by_split[split].append(pk)
         for split, pks in sorted(by_split.items()):
             # Only videos still without a split: a concurrent release that got there first wins.
             Video.objects.filter(project=project, pk__in=pks, split=Split.UNASSIGNED).update(split=split)
-    fresh = dict(Video.objects.filter(pk__in=list(assigned)).values_list("pk", "split"))
-    result.update(fresh)
-    return result
+        saved = dict(Video.objects.filter(pk__in=list(splits)).values_list("pk", "split"))
+    return sorted(pk for pk, split in splits.items() if saved.get(pk) != split)

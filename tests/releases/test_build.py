@@ -7,6 +7,7 @@ import zipfile
 import pytest
 from django.core.files.storage import default_storage
 
+from annotator.models import MCQ
 from releases.build import ReleaseNotBuildable, release_build
 from releases.models import ReleaseStatus
 from releases.validation import schema_errors
@@ -193,6 +194,20 @@ def test_splits_are_kept_on_the_videos_for_later_releases(small):
     second = release_build(release=small.release("v2", split_config={"counts": {"eval": 4}}, seed=99))
     assert dict(Video.objects.filter(project=small.project).values_list("name", "split")) == splits
     assert first.statistics["per_split"] == second.statistics["per_split"]
+
+
+def test_a_failed_release_ties_no_video_to_a_split(small):
+    MCQ.objects.filter(pk=small.mcqs["mvp"].pk).update(correct_index=4)  # three options: no answer label
+    failed = release_build(release=small.release("v1", split_config={"ratios": {"train": 0.5, "test": 0.5}}))
+    assert failed.status == ReleaseStatus.FAILED
+    assert set(Video.objects.filter(project=small.project).values_list("split", flat=True)) == {""}
+    # Its manifest still says which split each video would have had.
+    assert sum(s["videos"] for s in failed.statistics["per_split"].values()) == 4
+
+    MCQ.objects.filter(pk=small.mcqs["mvp"].pk).update(correct_index=0)
+    ready = release_build(release=small.release("v2", split_config={"ratios": {"train": 0.5, "test": 0.5}}))
+    assert ready.status == ReleaseStatus.READY
+    assert "" not in set(Video.objects.filter(project=small.project).values_list("split", flat=True))
 
 
 def test_a_build_that_raises_marks_the_release_failed(small, monkeypatch):
