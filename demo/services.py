@@ -531,8 +531,9 @@ def _relation_create(*, chain_pair: ChainPair, spec: sb.RelationSpec, from_pair:
 
 def _mcqs_create(*, project: Project, video: Video, users: dict) -> None:
     levels = {c["code"]: c["level"] for c in project.taxonomy("question_categories")}
+    groups = {t["task"]: t["group"] for t in project.taxonomy("tasks")}
     now = timezone.now()
-    for spec in sb.MCQS:
+    for spec in (*sb.MCQS, sb.LIVI_MCQ):
         start = spec.question.index(spec.referring_query)
         fields = _status_fields(status=spec.status, users=users, now=now)
         if spec.status != ItemStatus.DRAFT:
@@ -547,7 +548,8 @@ def _mcqs_create(*, project: Project, video: Video, users: dict) -> None:
             options=list(spec.options),
             correct_index=spec.correct_index,
             category=spec.category,
-            level=levels[spec.category],
+            level=levels.get(spec.category, ""),
+            task_group=groups.get(spec.category, ""),
             machine_draft={
                 "question": spec.question,
                 "options": list(spec.options),

@@ -665,6 +665,24 @@ MVP_QUESTION = (
 MVP_OPTIONS = ("1", "2")
 MVP_CORRECT_INDEX = 1  # candidate 2 is the main stream, which contains the same romanesco shot
 
+# A livestream question in LiViBench's style: a task of the project's list, built from a kept seed
+# question; the viewers' comments are part of its evidence. Accepted, so a LiViBench release has one.
+LIVI_MCQ = MCQSpec(
+    question="What interrupts the stream about half a minute in, and what do the viewers do?",
+    referring_query="about half a minute in",
+    question_wo_referring_query="What interrupts the stream, and what do the viewers do?",
+    options=(
+        "The signal drops and the chat asks whether the stream froze",
+        "The pot boils over and the chat laughs",
+        "A guest arrives and the chat greets her",
+        "The lights go out and the chat leaves",
+    ),
+    correct_index=0,
+    category="event recognition",
+    moments=(29.5,),
+    status="accepted",
+)
+
 SEED_QUESTIONS: tuple[tuple[str, str, str, str], ...] = (
     # (task, text, status, origin)
     ("scene recognition", "What kind of place is the streamer in during the first minute?", "kept", "human"),

@@ -76,7 +76,7 @@ def test_load_demo_builds_the_whole_demo_project(settings, client):
         "qa_pairs": 40,
         "chain_pairs": 7,
         "relations": len(sb.RELATIONS),
-        "mcqs": 5,
+        "mcqs": 6,
         "seed_questions": 3,
         "video_descriptions": 4,
         "members": 4,
@@ -203,7 +203,7 @@ def test_load_demo_builds_the_whole_demo_project(settings, client):
     assert Relation.objects.filter(chain_pair__project=project, decision=RelationDecision.CANDIDATE).exists()
 
     # LongVideoBench-style MCQs on the main video.
-    lvb = list(MCQ.objects.filter(project=project, mcq_videos__role="main").distinct())
+    lvb = list(MCQ.objects.filter(project=project, mcq_videos__role="main", level__startswith="L").distinct())
     assert len(lvb) == 4
     assert {m.status for m in lvb} == {"accepted", "submitted", "annotating", "draft"}
     assert len({m.correct_index for m in lvb}) > 1, "the correct option is not always in the same place"
@@ -217,6 +217,11 @@ def test_load_demo_builds_the_whole_demo_project(settings, client):
         for moment in moments:
             assert moment.video_id == main.pk and 0 <= moment.time_s <= main.duration_s
             assert moment.frame_index == round(moment.time_s * main.fps)
+
+    # The LiViBench-style question: a task of the project's list with its group, its moment stamped.
+    livi = MCQ.objects.get(project=project, category=sb.LIVI_MCQ.category)
+    assert livi.task_group == "fine perception" and livi.level == "" and livi.status == "accepted"
+    assert [m.frame_index for m in livi.moments.all()] == [round(t * main.fps) for t in sb.LIVI_MCQ.moments]
 
     # The MVPBench-style question: a reference video and two candidates, in order.
     mvp = MCQ.objects.get(project=project, mcq_videos__role="reference")
@@ -272,7 +277,7 @@ def test_load_demo_twice_leaves_one_project_and_reset_rebuilds_it(settings):
     assert rebuilt.created and rebuilt.project.pk != first.project.pk
     assert Project.objects.filter(slug="demo").count() == 1
     assert rebuilt.counts == counts
-    assert Video.objects.count() == 3 and QAChain.objects.count() == 8 and MCQ.objects.count() == 5
+    assert Video.objects.count() == 3 and QAChain.objects.count() == 8 and MCQ.objects.count() == 6
     # The old project's files went with it.
     for name in video_names:
         assert not (Path(settings.MEDIA_ROOT) / name).exists()
