@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 
-from django.db.models.functions import Collate
+from django.db.models import Case, IntegerField, Value, When
 
 from videos.models import Comment
 
@@ -48,11 +48,16 @@ class LiViBenchWriter(Writer):
         ids = [b.video.id for b in bundles if any(m.family == self.format for m in b.mcqs)]
         self._places = {video_id: n for n, video_id in enumerate(ids)}
         if ids:
-            # Videos come in name order (Python's, i.e. by code point: the "C" collation's), so one
-            # cursor over the chunk's comments hands each video its own in turn.
+            # One cursor over the chunk's comments, in the order the videos come (their place in the
+            # chunk), hands each video its own in turn. Ordering by place rather than by name needs no
+            # collation, which differs between PostgreSQL and SQLite.
+            place = Case(
+                *(When(video_id=video_id, then=Value(n)) for video_id, n in self._places.items()),
+                output_field=IntegerField(),
+            )
             self._comments = (
                 Comment.objects.filter(video_id__in=ids)
-                .order_by(Collate("video__name", "C"), "time_s", "id")
+                .order_by(place, "time_s", "id")
                 .values_list("video_id", "time_s", "text", "user")
                 .iterator(chunk_size=COMMENT_CHUNK)
             )
