@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotator.models import ItemStatus, QAChain, QAPair
+from jobs.models import BackgroundJob
 from projects.taxonomies import CHAIN_JUDGE_DIMENSIONS
 from reviewer.models import QualityScore
 from reviewer.workflow import item_history
@@ -39,7 +40,7 @@ def judged(overall: int, comments: str) -> Reply:
     return Reply.json({"scores": scores, "overall": overall, "comments": comments})
 
 
-def wait_status(chain: QAChain, status: str, timeout: float = 90) -> None:
+def wait_status(chain: QAChain, status: str, timeout: float = 120) -> None:
     """The worker moves the item; the browser does not see that until it asks, so ask the database."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -47,13 +48,31 @@ def wait_status(chain: QAChain, status: str, timeout: float = 90) -> None:
         if chain.status == status:
             return
         time.sleep(0.2)
-    raise AssertionError(f"the chain is {chain.status}, not {status}, after {timeout} s")
+    jobs = [
+        (j.kind, j.status, j.message, j.error[:300])
+        for j in BackgroundJob.objects.filter(target_id=chain.pk).order_by("pk")
+    ]
+    events = [(e.from_status, e.to_status) for e in item_history(item=chain)]
+    raise AssertionError(
+        f"the chain is {chain.status} (v{chain.version}), not {status}, after {timeout} s; jobs: {jobs}; "
+        f"events: {events}"
+    )
 
 
 
 def wait_editor(page) -> None:
-    page.wait_for_function("() => window.VidQA && VidQA.player && VidQA.player.video.readyState >= 1")
+    page.wait_for_function(
+        "() => window.VidQA && VidQA.player && VidQA.chainEditor && VidQA.player.video.readyState >= 1"
+    )
     expect(page.locator("#turns > li.turn").first).to_be_visible()
+
+
+def wait_settled(page) -> None:
+    """Every local change is saved: nothing pending, nothing on its way (a submit sends that version)."""
+    page.wait_for_function(
+        "() => !VidQA.chainEditor.doc.dirty && document.getElementById('save-status').dataset.state === 'saved'",
+        timeout=15_000,
+    )
 
 
 def edit_question(page, turn: int, text: str) -> None:
@@ -65,7 +84,8 @@ def edit_question(page, turn: int, text: str) -> None:
     page.keyboard.press("Control+a")
     page.keyboard.type(text)
     page.keyboard.press("Escape")
-    expect(page.locator("#save-status")).to_contain_text("Saved", timeout=10_000)
+    expect(page.locator("#turns > li.turn").nth(turn).locator(".turn-q")).to_have_value(text)
+    wait_settled(page)
 
 
 @pytest.fixture
