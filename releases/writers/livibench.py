@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import itertools
 
-from django.db.models import Case, IntegerField, Value, When
+from django.db import connection
+from django.db.models.functions import Collate
 
 from videos.models import Comment
 
@@ -48,16 +49,13 @@ class LiViBenchWriter(Writer):
         ids = [b.video.id for b in bundles if any(m.family == self.format for m in b.mcqs)]
         self._places = {video_id: n for n, video_id in enumerate(ids)}
         if ids:
-            # One cursor over the chunk's comments, in the order the videos come (their place in the
-            # chunk), hands each video its own in turn. Ordering by place rather than by name needs no
-            # collation, which differs between PostgreSQL and SQLite.
-            place = Case(
-                *(When(video_id=video_id, then=Value(n)) for video_id, n in self._places.items()),
-                output_field=IntegerField(),
-            )
+            # Videos come in name order (Python's, i.e. by code point), so one cursor over the chunk's
+            # comments, sorted by name in the collation that compares code points, hands each video
+            # its own in turn. PostgreSQL calls that collation "C", SQLite "BINARY" (UTF-8 bytes).
+            code_points = "C" if connection.vendor == "postgresql" else "BINARY"
             self._comments = (
                 Comment.objects.filter(video_id__in=ids)
-                .order_by(place, "time_s", "id")
+                .order_by(Collate("video__name", code_points), "time_s", "id")
                 .values_list("video_id", "time_s", "text", "user")
                 .iterator(chunk_size=COMMENT_CHUNK)
             )
