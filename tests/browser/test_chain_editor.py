@@ -1,14 +1,13 @@
 """Headless Chromium edits a QA chain beside a real generated video: keyboard only, reload, conflicts."""
 
 import re
-import shutil
 
 import pytest
 from playwright.sync_api import expect
 
 from annotator.models import ChainPair, ItemStatus, QAChain, QAPair, Relation
 from tests import factories
-from tests.browser.helpers import login
+from tests.browser.helpers import login, playable_video
 from videos.models import Clip
 from videos.synthetic import SceneSpec, make_scene_video
 
@@ -36,19 +35,7 @@ def scene_file(tmp_path_factory):
 def setup(scene_file, tmp_path):
     project = factories.ProjectFactory(name="Kitchen", slug="kitchen")
     people = factories.people_for(project)
-    local = tmp_path / "scenes.mp4"
-    shutil.copy(scene_file, local)
-    video = factories.video_from_file(
-        project,
-        local,
-        duration_s=sum(SCENES),
-        fps=FPS,
-        frame_count=int(sum(SCENES) * FPS),
-        width=320,
-        height=180,
-        video_codec="h264",
-        scenes=[list(b) for b in BOUNDS],
-    )
+    video = playable_video(project, scene_file, tmp_path, durations=SCENES, fps=FPS, scenes=[list(b) for b in BOUNDS])
     clips = Clip.objects.bulk_create(
         Clip(video=video, index=i, start_s=max(0.0, s - PAD), end_s=min(10.0, e + PAD), scene_start_s=s, scene_end_s=e)
         for i, (s, e) in enumerate(BOUNDS)
@@ -61,7 +48,6 @@ def setup(scene_file, tmp_path):
         )
         chains.append(chain)
     return project, people, video, chains
-
 
 
 def editor_url(live_server, chain):

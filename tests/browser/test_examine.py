@@ -1,6 +1,5 @@
 """Headless Chromium examines an MCQ and a QA chain, and a reviser takes the flag on: keyboard only."""
 
-import shutil
 
 import pytest
 from playwright.sync_api import expect
@@ -9,7 +8,7 @@ from annotator.models import MCQ, ItemStatus, MCQVideo, QAChain, QAPair, Referre
 from reviewer.models import ExamVerdict
 from reviewer.workflow import item_history
 from tests import factories
-from tests.browser.helpers import login
+from tests.browser.helpers import login, playable_video
 from videos.models import Clip
 from videos.synthetic import SceneSpec, make_scene_video
 
@@ -32,11 +31,7 @@ def setup(scene_file, tmp_path):
 
     project = factories.ProjectFactory(name="Exam", slug="exam")
     people = factories.people_for(project)
-    local = tmp_path / "scenes.mp4"
-    shutil.copy(scene_file, local)
-    video = factories.video_from_file(
-        project, local, duration_s=10.0, fps=FPS, frame_count=250, width=320, height=180, video_codec="h264"
-    )
+    video = playable_video(project, scene_file, tmp_path, durations=SCENES, fps=FPS)
     now = timezone.now()
     mcq = MCQ.objects.create(
         project=project,

@@ -2,7 +2,6 @@
 stamped from the player, options and the correct one by key, autosave, conflict, submit."""
 
 import json
-import shutil
 
 import pytest
 from playwright.sync_api import expect
@@ -22,7 +21,7 @@ from annotator.mcqs import mcq_create, mcq_save
 from annotator.models import MCQ, ItemStatus, ReferredMoment, VideoRole
 from reviewer.models import ReviewEvent
 from tests import factories
-from tests.browser.helpers import login
+from tests.browser.helpers import login, playable_video
 from videos.models import Video
 from videos.synthetic import SceneSpec, make_scene_video
 
@@ -45,21 +44,7 @@ def scene_file(tmp_path_factory):
 def setup(scene_file, tmp_path):
     project = factories.ProjectFactory(name="Kitchen", slug="kitchen")
     people = factories.people_for(project)
-    local = tmp_path / "scenes.mp4"
-    shutil.copy(scene_file, local)
-    video = factories.video_from_file(
-        project,
-        local,
-        duration_s=sum(SCENES),
-        fps=FPS,
-        frame_count=int(sum(SCENES) * FPS),
-        width=320,
-        height=180,
-        container="mov,mp4,m4a,3gp,3g2,mj2",
-        video_codec="h264",
-        audio_codec="aac",
-        has_audio=True,
-    )
+    video = playable_video(project, scene_file, tmp_path, durations=SCENES, fps=FPS, audio=True)
     mcq = mcq_create(project=project, videos=[(video, VideoRole.MAIN)], user=people["annotator"])
     return project, people, video, mcq
 

@@ -1,12 +1,10 @@
 """Headless Chromium plays a generated video with known cuts: keys, transcript, comments, clips, marks."""
 
-import shutil
-
 import pytest
 from playwright.sync_api import expect
 
 from tests import factories
-from tests.browser.helpers import login
+from tests.browser.helpers import login, playable_video
 from videos.models import Clip, Comment, CueSource, SubtitleCue
 from videos.synthetic import SceneSpec, make_scene_video
 
@@ -43,20 +41,13 @@ def scene_file(tmp_path_factory):
 def setup(scene_file, tmp_path):
     project = factories.ProjectFactory(name="Streams", slug="streams")
     people = factories.people_for(project)
-    local = tmp_path / "scenes.mp4"
-    shutil.copy(scene_file, local)
-    video = factories.video_from_file(
+    video = playable_video(
         project,
-        local,
-        duration_s=sum(SCENES),
+        scene_file,
+        tmp_path,
+        durations=SCENES,
         fps=FPS,
-        frame_count=int(sum(SCENES) * FPS),
-        width=320,
-        height=180,
-        container="mov,mp4,m4a,3gp,3g2,mj2",
-        video_codec="h264",
-        audio_codec="aac",
-        has_audio=True,
+        audio=True,
         scenes=[[0.0, 3.0], [3.0, 7.0], [7.0, 9.0], [9.0, 12.0]],
     )
     bounds = [(0.0, 3.0), (3.0, 7.0), (7.0, 9.0), (9.0, 12.0)]
@@ -78,7 +69,6 @@ def setup(scene_file, tmp_path):
     )
     Comment.objects.bulk_create([Comment(video=video, time_s=t, text=text, user="viewer") for t, text in COMMENTS])
     return project, people["annotator"], video
-
 
 
 def open_player(page, live_server, video):

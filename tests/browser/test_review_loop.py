@@ -6,7 +6,6 @@ fixes it and resubmits → the judge passes it again → the examiner passes it 
 page shows every step.
 """
 
-import shutil
 import time
 
 import pytest
@@ -18,7 +17,7 @@ from projects.taxonomies import CHAIN_JUDGE_DIMENSIONS
 from reviewer.models import QualityScore
 from reviewer.workflow import item_history
 from tests import factories
-from tests.browser.helpers import login
+from tests.browser.helpers import login, playable_video
 from tests.fakes.openai_server import Reply
 from videos.models import Clip
 from videos.synthetic import SceneSpec, make_scene_video
@@ -91,15 +90,12 @@ def edit_question(page, turn: int, text: str) -> None:
 @pytest.fixture
 def world(settings, celery_worker_process, tmp_path):
     settings.MEDIA_ROOT = celery_worker_process.extra["media_root"]  # the worker samples the clip's frames
-    source = tmp_path / "scenes.mp4"
+    source = tmp_path / "generated" / "kitchen.mp4"
+    source.parent.mkdir()
     make_scene_video(source, [SceneSpec(3.0), SceneSpec(3.0)], width=320, height=180, fps=25)
-    local = tmp_path / "kitchen.mp4"
-    shutil.copy(source, local)
     project = factories.ProjectFactory(name="Loop", slug="loop", judge_enabled=True, judge_threshold=90)
     people = factories.people_for(project)
-    video = factories.video_from_file(
-        project, local, duration_s=6.0, fps=25, frame_count=150, width=320, height=180, video_codec="h264"
-    )
+    video = playable_video(project, source, tmp_path, durations=(3.0, 3.0), fps=25)
     clip = Clip.objects.create(video=video, index=0, start_s=0.0, end_s=3.5, scene_start_s=0.0, scene_end_s=3.0)
     chain = QAChain.objects.create(project=project, clip=clip, status=S.DRAFT)
     QAPair.objects.bulk_create(QAPair(chain=chain, index=i, question=q, answer=a) for i, (q, a) in enumerate(TURNS))
