@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "studio",
     "api",
     "demo",
+    "backups",
 ]
 
 MIDDLEWARE = [
