@@ -161,7 +161,6 @@ def backup_create(*, folder: Path, media: bool = True) -> BackupResult:
     return BackupResult(folder=folder, counts=counts, media=files, media_copied=copied)
 
 
-
 def manifest_read(*, folder: Path) -> dict:
     path = Path(folder) / MANIFEST_FILE
     if not path.exists():
@@ -215,4 +214,3 @@ def backup_restore(*, folder: Path) -> RestoreResult:
         lines = ", ".join(f"{t}: {want} in the backup, {got} restored" for t, (want, got) in list(differ.items())[:5])
         raise BackupRefused(f"The restored database differs from the backup: {lines}.")
     return RestoreResult(counts=counts, media_restored=restored)
-
