@@ -38,6 +38,7 @@ from annotator.models import MCQ, ChainPair, ItemStatus, QAChain, QAPair
 from jobs.models import BackgroundJob, JobStatus
 from jobs.services import JobAlreadyRunning, job_create, job_progress
 from llm.client import LLMError, chat_json
+from llm.clip_context import seconds_text
 from llm.frames import FrameSamplingError
 from llm.prompts import OPTION_LETTERS, template_update
 from llm.selectors import prompt_template_active
@@ -356,21 +357,20 @@ def _score(value) -> int | None:
 
 def _chain_inputs(chain: QAChain) -> tuple[dict, list[bytes]]:
     # Shared with the chain drafts, so the judge sees the clip exactly as the drafting model did.
-    from annotator.drafts import _frames, _seconds, _subtitles_text, language_name
+    from annotator.drafts import language_name, video_clip_context
 
     clip = chain.clip
-    video = clip.video
     pairs = list(QAPair.objects.filter(chain=chain).order_by("index", "pk"))
-    frames = _frames(video, clip.start_s, clip.end_s, chain.project)
+    shown = video_clip_context(video=clip.video, project=chain.project, start_s=clip.start_s, end_s=clip.end_s)
     context = {
-        "clip_start": _seconds(clip.start_s),
-        "clip_end": _seconds(clip.end_s),
-        "frame_count": len(frames),
-        "subtitles": _subtitles_text(video.pk, clip.start_s, clip.end_s),
+        "clip_start": shown.start_text,
+        "clip_end": shown.end_text,
+        "frame_count": len(shown.frames),
+        "subtitles": shown.subtitles,
         "chain": turns_text(pairs),
         "language": language_name(chain.project),
     }
-    return context, frames
+    return context, list(shown.frames)
 
 
 def turns_text(pairs) -> str:
@@ -379,14 +379,18 @@ def turns_text(pairs) -> str:
 
 
 def _mcq_inputs(mcq: MCQ) -> tuple[dict, list[bytes]]:
-    from annotator.drafts import _frames, _seconds, _subtitles_text, language_name
+    from annotator.drafts import language_name, subtitles_text, video_clip_context
 
     links = list(mcq.mcq_videos.select_related("video").order_by("order"))
     moments = list(mcq.moments.order_by("order", "time_s", "pk"))
     main = links[0].video if links else None
     frames: list[bytes] = []
+    subtitles = ""
     if main is not None and main.duration_s:
-        frames = _frames(main, 0.0, main.duration_s, mcq.project)
+        shown = video_clip_context(video=main, project=mcq.project)
+        frames, subtitles = list(shown.frames), shown.subtitles
+    elif main is not None:
+        subtitles = subtitles_text(video_id=main.pk)
     options = "\n".join(
         f"{OPTION_LETTERS[i]}. {text}{'  (marked correct)' if i == mcq.correct_index else ''}"
         for i, text in enumerate(mcq.options or [])
@@ -397,10 +401,10 @@ def _mcq_inputs(mcq: MCQ) -> tuple[dict, list[bytes]]:
         "referring_query": mcq.referring_query or "(none marked)",
         "options": options or "(no options)",
         "category": " / ".join(x for x in (mcq.category, mcq.level) if x) or "(none)",
-        "moments": ", ".join(f"{_seconds(m.time_s)} s" for m in moments) or "(none stamped)",
+        "moments": ", ".join(f"{seconds_text(m.time_s)} s" for m in moments) or "(none stamped)",
         "videos": ", ".join(f"{link.role} {link.video.name}" for link in links) or "(none)",
-        "duration": _seconds(main.duration_s) if main is not None and main.duration_s else "unknown",
-        "subtitles": _subtitles_text(main.pk) if main is not None else "",
+        "duration": seconds_text(main.duration_s) if main is not None and main.duration_s else "unknown",
+        "subtitles": subtitles,
         "frame_count": len(frames),
         "language": language_name(mcq.project),
     }
@@ -408,7 +412,7 @@ def _mcq_inputs(mcq: MCQ) -> tuple[dict, list[bytes]]:
 
 
 def _chain_pair_inputs(chain_pair: ChainPair) -> tuple[dict, list[bytes]]:
-    from annotator.drafts import _seconds, language_name
+    from annotator.drafts import language_name
     from annotator.models import Relation, RelationDecision
 
     before = list(QAPair.objects.filter(chain_id=chain_pair.chain_before_id).order_by("index", "pk"))
@@ -423,8 +427,8 @@ def _chain_pair_inputs(chain_pair: ChainPair) -> tuple[dict, list[bytes]]:
     clips = {c.pk: c for c in (chain_pair.chain_before.clip, chain_pair.chain_after.clip)}
     b, a = clips[chain_pair.chain_before.clip_id], clips[chain_pair.chain_after.clip_id]
     context = {
-        "clip_before": f"clip {b.index}, {_seconds(b.start_s)}–{_seconds(b.end_s)} s",
-        "clip_after": f"clip {a.index}, {_seconds(a.start_s)}–{_seconds(a.end_s)} s",
+        "clip_before": f"clip {b.index}, {seconds_text(b.start_s)}–{seconds_text(b.end_s)} s",
+        "clip_after": f"clip {a.index}, {seconds_text(a.start_s)}–{seconds_text(a.end_s)} s",
         "chain_before": turns_text(before),
         "chain_after": turns_text(after),
         "links": links or "(no accepted links)",
