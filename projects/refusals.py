@@ -40,9 +40,13 @@ class Refused(Exception):
         return {}
 
 
-def refusal_redirect(request, exc: Refused, back: HttpResponse) -> HttpResponse:
-    """A browser view's answer to a refusal: 403 and 404 as Django's own pages, else the message on `back`."""
-    if exc.status == 403:
+def refusal_redirect(request, exc: Refused, back: HttpResponse, *, forbidden_page: bool = True) -> HttpResponse:
+    """A browser view's answer to a refusal: 403 and 404 as Django's own pages, else the message on `back`.
+
+    `forbidden_page=False` shows a 403 refusal as a message too, where the page the person goes back
+    to can say what to do about it (a queue they are not a member of, or that is paused).
+    """
+    if exc.status == 403 and forbidden_page:
         raise PermissionDenied(exc.message)
     if exc.status == 404:
         raise Http404(exc.message)
