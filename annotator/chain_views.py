@@ -1,72 +1,39 @@
 """The QA chain editor: the page, and JSON endpoints for autosave, undo and submit.
 
 Every endpoint fetches and authorises here: a stranger or a missing chain is a 404, a member whose
-role may not edit the chain at its stage gets 403. The JSON contract is the one static/js/autosave.js
-documents: 200 with the new state, 409 with `theirs` (the chain as it is now) on a stale version,
-422 with `errors` for content that cannot be saved, 400 for a malformed request.
+role may not edit the chain at its stage gets 403. The JSON protocol is annotator/editor_endpoints':
+200 with the new state, 409 with `theirs` (the chain as it is now) on a stale version, 422 with
+`errors` for content that cannot be saved, 400 for a malformed request.
 """
 
-import json
-
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, JsonResponse
+from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import require_safe
 
 from projects.permissions import get_project_or_404
-from reviewer.workflow import EDITABLE, TransitionRefused
+from reviewer.workflow import EDITABLE
 from videos.player_views import clock_label, player_context
 
-from .chains import (
-    ChainInvalid,
-    ChainNotEditable,
-    NothingToUndo,
-    chain_hints,
-    chain_save,
-    chain_submit,
-    chain_undo,
-    chain_warnings,
-)
+from .chains import chain_hints, chain_save, chain_submit, chain_undo, chain_warnings
 from .concurrency import StaleVersion
 from .edit_rights import may_edit, why_not_editable
+from .editor_endpoints import (
+    NotAllowed,
+    conflict,
+    editor_endpoint,
+    expected_version,
+    json_body,
+    kept_message,
+    next_url,
+    saved,
+    saved_by,
+    submitted_payload,
+)
 from .models import QAChain
 from .panels import panels_context
 from .selectors import chain_for_editor, chain_pairs_for_editor, neighbour_pair
-
-
-class BadRequest(Exception):
-    """The request body is not what the endpoint takes."""
-
-
-class NotAllowed(Exception):
-    """The person may see the item but not change it (role, stage, or their own work to revise)."""
-
-
-def json_body(request) -> dict:
-    try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        raise BadRequest("The request body is not valid JSON.") from None
-    if not isinstance(body, dict):
-        raise BadRequest("The request body must be a JSON object.")
-    return body
-
-
-def expected_version(body: dict) -> int:
-    version = body.get("version")
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise BadRequest("Send the version you started from as `version` (a whole number).")
-    return version
-
-
-def error(message: str, status: int, **extra) -> JsonResponse:
-    return JsonResponse({"error": message, **extra}, status=status)
-
-
-def next_url(project, kind: str, item_id: int) -> str:
-    return reverse("annotator:work_next", args=[project.slug]) + f"?after={kind}-{item_id}"
 
 
 def _chain_or_404(request, slug, chain_id) -> QAChain:
@@ -105,20 +72,12 @@ def chain_state(*, chain: QAChain, pairs, user=None, editable: bool | None = Non
 
 def _current_state(chain: QAChain, user) -> dict:
     fresh = chain_for_editor(project=chain.project, chain_id=chain.pk)
-    state = chain_state(chain=fresh, pairs=chain_pairs_for_editor(chain=fresh), user=user)
-    record = fresh.history.select_related("history_user").order_by("-history_date", "-history_id").first()
-    state["savedBy"] = record.history_user.get_username() if record and record.history_user else ""
-    return state
+    return chain_state(chain=fresh, pairs=chain_pairs_for_editor(chain=fresh), user=user)
 
 
-def _conflict(exc: StaleVersion, chain: QAChain, user, yours) -> JsonResponse:
-    theirs = _current_state(chain, user)
-    who = f" by {theirs['savedBy']}" if theirs["savedBy"] else ""
-    message = (
-        f"This chain was saved{who} as version {theirs['version']} after you opened version {exc.expected}. "
-        "Your text is kept: compare and merge."
-    )
-    return error(message, 409, conflict=True, theirs=theirs, yours=yours)
+def _conflict(exc: StaleVersion, chain: QAChain, user, yours):
+    theirs = {**_current_state(chain, user), "savedBy": saved_by(chain)}
+    return conflict(theirs=theirs, yours=yours, message=kept_message(exc, noun="chain", theirs=theirs))
 
 
 @login_required
@@ -170,30 +129,21 @@ def _editable_chain(request, slug, chain_id) -> QAChain:
 
 
 def _endpoint(action):
-    """Shared handling of the JSON endpoints: parse, authorise, map refusals to status codes."""
+    """An editor endpoint (editor_endpoints) that fetches and authorises the chain, then reads the body."""
 
+    @editor_endpoint
     def view(request, slug, chain_id):
-        try:
-            chain = _editable_chain(request, slug, chain_id)
-            body = json_body(request)
-            return action(request, chain, body)
-        except NotAllowed as exc:
-            return error(str(exc), 403)
-        except BadRequest as exc:
-            return error(str(exc), 400)
-        except ChainNotEditable as exc:
-            return error(str(exc), 409, conflict=False)
-        except ChainInvalid as exc:
-            return error(str(exc), 422, errors=exc.errors)
+        chain = _editable_chain(request, slug, chain_id)
+        return action(request, chain, json_body(request))
 
     view.__name__ = action.__name__
     view.__doc__ = action.__doc__
-    return login_required(require_POST(view))
+    return view
 
 
-def _saved_response(request, saved, **extra) -> JsonResponse:
-    pairs = chain_pairs_for_editor(chain=saved.chain)
-    return JsonResponse({**chain_state(chain=saved.chain, pairs=pairs, user=request.user), **extra})
+def _saved_response(request, saved_item, **extra):
+    pairs = chain_pairs_for_editor(chain=saved_item.chain)
+    return saved(chain_state(chain=saved_item.chain, pairs=pairs, user=request.user), **extra)
 
 
 @_endpoint
@@ -202,10 +152,10 @@ def chain_save_view(request, chain, body):
     version = expected_version(body)
     pairs = body.get("pairs")
     try:
-        saved = chain_save(chain=chain, expected_version=version, pairs=pairs, user=request.user)
+        result = chain_save(chain=chain, expected_version=version, pairs=pairs, user=request.user)
     except StaleVersion as exc:
         return _conflict(exc, chain, request.user, {"version": version, "pairs": pairs})
-    return _saved_response(request, saved)
+    return _saved_response(request, result)
 
 
 @_endpoint
@@ -213,12 +163,10 @@ def chain_undo_view(request, chain, body):
     """POST …/undo/ {version}: the content of the previous version comes back as a new version."""
     version = expected_version(body)
     try:
-        saved = chain_undo(chain=chain, user=request.user, expected_version=version)
+        result = chain_undo(chain=chain, user=request.user, expected_version=version)
     except StaleVersion as exc:
         return _conflict(exc, chain, request.user, {"version": version})
-    except NothingToUndo as exc:
-        return error(str(exc), 409, conflict=False)
-    return _saved_response(request, saved, restoredVersion=saved.restored_version)
+    return _saved_response(request, result, restoredVersion=result.restored_version)
 
 
 @_endpoint
@@ -229,19 +177,9 @@ def chain_submit_view(request, chain, body):
         submitted = chain_submit(chain=chain, user=request.user, expected_version=version)
     except StaleVersion as exc:
         return _conflict(exc, chain, request.user, {"version": version})
-    except TransitionRefused as exc:
-        return error(str(exc), 409, conflict=False)
-    fresh = chain_for_editor(project=chain.project, chain_id=chain.pk)
-    state = chain_state(chain=fresh, pairs=chain_pairs_for_editor(chain=fresh), user=request.user)
-    return submitted_response(request, state, submitted, "Chain", next_url(chain.project, "chain", chain.pk))
-
-
-def submitted_response(request, state: dict, submitted, noun: str, next_page: str) -> JsonResponse:
-    """A submit's answer: the state, where the item went and a sentence saying so.
-
-    The editor moves on to the next item at once, so the sentence is also kept as a message for
-    the page it lands on.
-    """
-    message = submitted.message(noun)
-    messages.success(request, message)
-    return JsonResponse({**state, "next": next_page, "outcome": submitted.outcome, "message": message})
+    next_page = next_url(chain.project, "chain", chain.pk)
+    # The editor moves on to the next item at once: the sentence is kept for the page it lands on.
+    return saved(
+        _current_state(chain, request.user),
+        **submitted_payload(request, submitted, noun="Chain", next_page=next_page),
+    )

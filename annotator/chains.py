@@ -21,6 +21,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from projects.refusals import Refused
 from reviewer.workflow import EDITABLE, item_transition
 
 from .concurrency import StaleVersion, version_claim
@@ -33,20 +34,30 @@ MAX_TEXT_CHARS = 4000
 UNDO_REASON = re.compile(r"^undo:(\d+)$")
 
 
-class ChainInvalid(Exception):
+class ChainInvalid(Refused):
     """The turns sent cannot be saved; `errors` says which turn and field, in words."""
+
+    status, code = 422, "chain_invalid"
 
     def __init__(self, errors: list[dict]):
         super().__init__("; ".join(e["message"] for e in errors))
         self.errors = errors
 
+    @property
+    def details(self) -> dict:
+        return {"errors": self.errors}
 
-class ChainNotEditable(Exception):
+
+class ChainNotEditable(Refused):
     """The chain is past the stage where it may be edited (submitted, examining, accepted …)."""
 
+    status, code = 409, "not_editable"
 
-class NothingToUndo(Exception):
+
+class NothingToUndo(Refused):
     """There is no earlier version whose content is known."""
+
+    status, code = 409, "nothing_to_undo"
 
 
 @dataclass

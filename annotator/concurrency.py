@@ -8,9 +8,13 @@ current version, and the editor shows both to merge. Nothing is lost silently.
 from django.db.models import F
 from django.utils import timezone
 
+from projects.refusals import Refused
 
-class StaleVersion(Exception):
+
+class StaleVersion(Refused):
     """Someone saved this item after the version the editor started from."""
+
+    status, code = 409, "stale_version"
 
     def __init__(self, *, item, expected: int):
         super().__init__(

@@ -3,17 +3,16 @@
 
 Thin: authorise here, then call annotator.mcqs / videos.unusable. The editor's save answers with
 the state as stored and the findings of annotator.mcq_checks, so the page and the server show the
-same warnings; a stale save answers 409 with the stored version beside the one that was sent.
+same warnings; a stale save answers 409 with the stored version beside the one that was sent (the
+protocol of every editor, annotator/editor_endpoints).
 """
-
-import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch
-from django.http import Http404, JsonResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -22,7 +21,6 @@ from django_htmx.http import trigger_client_event
 
 from projects.models import Project, ProjectKind
 from projects.permissions import Action, can, get_project_or_404
-from reviewer.workflow import TransitionRefused
 from videos.models import Video
 from videos.player_views import player_context
 from videos.unusable import (
@@ -36,11 +34,21 @@ from videos.unusable import (
 from . import mcq_checks
 from .concurrency import StaleVersion
 from .edit_rights import may_edit, why_not_editable
+from .editor_endpoints import (
+    BadRequest,
+    NotAllowed,
+    conflict,
+    editor_endpoint,
+    error,
+    expected_version,
+    json_body,
+    kept_message,
+    saved,
+    saved_by,
+    submitted_payload,
+)
 from .mcqs import (
     MCQInvalid,
-    MCQNotEditable,
-    MCQNotReady,
-    NothingToUndo,
     category_choices,
     mcq_create,
     mcq_findings,
@@ -79,18 +87,11 @@ def _mcq_or_404(request, slug, mcq_id) -> tuple[Project, MCQ]:
     return project, mcq
 
 
-def _json_error(message: str, status: int, **extra) -> JsonResponse:
-    return JsonResponse({"error": message, **extra}, status=status)
-
-
-def _json_body(request) -> dict:
-    try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        raise ValueError("The request body is not valid JSON.") from None
-    if not isinstance(body, dict):
-        raise ValueError("The request body must be a JSON object.")
-    return body
+def _editable_mcq(request, slug, mcq_id) -> tuple[Project, MCQ]:
+    project, mcq = _mcq_or_404(request, slug, mcq_id)
+    if not may_edit(request.user, project, mcq):
+        raise NotAllowed(why_not_editable(request.user, project, mcq, "MCQ"))
+    return project, mcq
 
 
 def _findings(found: list[mcq_checks.Finding]) -> list[dict]:
@@ -272,30 +273,22 @@ def mcq_editor(request, slug, mcq_id):
     return render(request, "annotator/mcq_editor.html", context)
 
 
-@login_required
-@require_POST
+@editor_endpoint
 def mcq_save_view(request, slug, mcq_id):
-    """POST JSON {version, question, referring_start, …}: the contract of static/js/autosave.js.
+    """POST JSON {version, question, referring_start, …}: the protocol of annotator/editor_endpoints.
 
     200 with the stored state and findings; 409 on a stale version with `theirs` (stored) and
     `yours` (sent), so the editor can show both; 422 with per-field `errors` for content that cannot
     be saved; 400 for a malformed request; 403 when the item is not this person's to edit.
     """
-    project, mcq = _mcq_or_404(request, slug, mcq_id)
-    if not may_edit(request.user, project, mcq):
-        return _json_error(_why_not_editable(request.user, project, mcq), 403)
-    try:
-        body = _json_body(request)
-    except ValueError as exc:
-        return _json_error(str(exc), 400)
+    project, mcq = _editable_mcq(request, slug, mcq_id)
+    body = json_body(request)
     data = body.get("data", body)
-    version = body.get("version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        return _json_error("Say which version you edited (`version`).", 400)
+    version = expected_version(body, missing="Say which version you edited (`version`).")
     if not isinstance(data, dict):
-        return _json_error("`data` must be a JSON object.", 400)
+        raise BadRequest("`data` must be a JSON object.")
     try:
-        saved = mcq_save(
+        result = mcq_save(
             mcq=mcq,
             expected_version=version,
             user=request.user,
@@ -312,95 +305,50 @@ def mcq_save_view(request, slug, mcq_id):
         )
     except StaleVersion as exc:
         return _conflict(exc, project=project, yours={"version": version, **data})
-    except MCQNotEditable as exc:
-        return _json_error(str(exc), 409, conflict=False)
-    except MCQInvalid as exc:
-        errors = [{"field": field, "message": m} for field, found in exc.errors.items() for m in found]
-        return _json_error(str(exc), 422, errors=errors)
-    return JsonResponse({**saved.state, "warnings": _findings(saved.warnings), "blockers": _findings(saved.blockers)})
+    return saved(result.state, warnings=_findings(result.warnings), blockers=_findings(result.blockers))
 
 
-def _why_not_editable(user, project, mcq) -> str:
-    return why_not_editable(user, project, mcq, "MCQ")
-
-
-def _conflict(exc: StaleVersion, *, project, yours: dict) -> JsonResponse:
+def _conflict(exc: StaleVersion, *, project, yours: dict):
     current = exc.item
     current.project = project
-    theirs = mcq_state(mcq=current)
-    record = current.history.select_related("history_user").order_by("-history_date", "-history_id").first()
-    theirs["saved_by"] = record.history_user.get_username() if record and record.history_user else ""
-    who = f" by {theirs['saved_by']}" if theirs["saved_by"] else ""
-    message = (
-        f"This MCQ was saved{who} as version {current.version} after you opened version {exc.expected}. "
-        "Your text is kept: compare and merge."
-    )
-    return _json_error(message, 409, conflict=True, theirs=theirs, yours=yours)
+    theirs = {**mcq_state(mcq=current), "savedBy": saved_by(current)}
+    return conflict(theirs=theirs, yours=yours, message=kept_message(exc, noun="MCQ", theirs=theirs))
 
 
-@login_required
-@require_POST
+@editor_endpoint
 def mcq_undo_view(request, slug, mcq_id):
     """POST JSON {version}: the content of the version before comes back as a new version."""
-    project, mcq = _mcq_or_404(request, slug, mcq_id)
-    if not may_edit(request.user, project, mcq):
-        return _json_error(_why_not_editable(request.user, project, mcq), 403)
+    project, mcq = _editable_mcq(request, slug, mcq_id)
+    version = expected_version(json_body(request), missing="Say which version you are undoing (`version`).")
     try:
-        version = _json_body(request).get("version")
-    except ValueError as exc:
-        return _json_error(str(exc), 400)
-    if not isinstance(version, int) or isinstance(version, bool):
-        return _json_error("Say which version you are undoing (`version`).", 400)
-    try:
-        saved = mcq_undo(mcq=mcq, user=request.user, expected_version=version)
+        result = mcq_undo(mcq=mcq, user=request.user, expected_version=version)
     except StaleVersion as exc:
         return _conflict(exc, project=project, yours={"version": version})
-    except (NothingToUndo, MCQNotEditable) as exc:
-        return _json_error(str(exc), 409, conflict=False)
     except MCQInvalid as exc:
-        errors = [{"field": field, "message": m} for field, found in exc.errors.items() for m in found]
-        return _json_error(f"That version cannot come back: {exc}", 422, errors=errors)
-    return JsonResponse(
-        {
-            **saved.state,
-            "warnings": _findings(saved.warnings),
-            "blockers": _findings(saved.blockers),
-            "restored_version": saved.restored_version,
-        }
+        return error(f"That version cannot come back: {exc}", exc.status, **exc.details)
+    return saved(
+        result.state,
+        warnings=_findings(result.warnings),
+        blockers=_findings(result.blockers),
+        restoredVersion=result.restored_version,
     )
 
 
-@login_required
-@require_POST
+@editor_endpoint
 def mcq_submit_view(request, slug, mcq_id):
     """POST JSON {version}: 200 the submitted state with the next item's URL; 422 with `blockers`;
     409 stale (with `theirs`)."""
-    project, mcq = _mcq_or_404(request, slug, mcq_id)
-    if not may_edit(request.user, project, mcq):
-        return _json_error(_why_not_editable(request.user, project, mcq), 403)
-    try:
-        body = _json_body(request)
-    except ValueError as exc:
-        return _json_error(str(exc), 400)
-    version = body.get("version")
-    if version is not None and (not isinstance(version, int) or isinstance(version, bool)):
-        return _json_error("`version` must be a whole number.", 400)
+    project, mcq = _editable_mcq(request, slug, mcq_id)
+    version = expected_version(json_body(request), missing="`version` must be a whole number.", optional=True)
     try:
         submitted = mcq_submit(mcq=mcq, user=request.user, expected_version=version)
     except StaleVersion as exc:
         return _conflict(exc, project=project, yours={"version": version})
-    except MCQNotReady as exc:
-        return _json_error(str(exc), 422, blockers=_findings(exc.problems))
-    except (MCQNotEditable, TransitionRefused) as exc:
-        return _json_error(str(exc), 409, conflict=False)
+    next_page = reverse("annotator:mcq_next", args=[slug]) + f"?after={mcq.pk}"
     # The editor stays on the page and says it there; no message is kept for the next page.
-    return JsonResponse(
-        {
-            **mcq_state(mcq=mcq),
-            "next": reverse("annotator:mcq_next", args=[slug]) + f"?after={mcq.pk}",
-            "outcome": submitted.outcome,
-            "message": submitted.message("MCQ"),
-        }
+    return saved(
+        mcq_state(mcq=mcq),
+        **submitted_payload(request, submitted, noun="MCQ", next_page=next_page, keep_message=False),
     )
 
 

@@ -16,6 +16,7 @@ from django.db.models import Q
 from simple_history.utils import bulk_create_with_history
 
 from projects.models import Project, ProjectKind
+from projects.refusals import Refused
 from reviewer.workflow import EDITABLE, item_transition
 from videos.models import Video
 from videos.unusable import unusable_reasons
@@ -36,28 +37,44 @@ VERSION_TAG = "mcq:v"
 UNDO_REASON = re.compile(r"^undo:(\d+)$")
 
 
-class MCQInvalid(ValueError):
+class MCQInvalid(Refused, ValueError):
     """The save was refused; `errors` maps a field to its messages, and nothing was written."""
+
+    status, code = 422, "mcq_invalid"
 
     def __init__(self, errors: dict[str, list[str]]):
         self.errors = errors
         super().__init__(" ".join(m for messages in errors.values() for m in messages))
 
+    @property
+    def details(self) -> dict:
+        return {"errors": [{"field": field, "message": m} for field, found in self.errors.items() for m in found]}
 
-class MCQNotEditable(Exception):
+
+class MCQNotEditable(Refused):
     """The item has moved on in the workflow (submitted, under review, accepted)."""
 
+    status, code = 409, "not_editable"
 
-class NothingToUndo(Exception):
+
+class NothingToUndo(Refused):
     """No earlier version whose content is recorded."""
 
+    status, code = 409, "nothing_to_undo"
 
-class MCQNotReady(Exception):
+
+class MCQNotReady(Refused):
     """Submit refused: `problems` are the blockers still to fix."""
+
+    status, code = 422, "not_ready"
 
     def __init__(self, problems: list[mcq_checks.Finding]):
         self.problems = problems
         super().__init__("Not ready to submit: " + " ".join(p.message for p in problems))
+
+    @property
+    def details(self) -> dict:
+        return {"blockers": [p.as_dict() for p in self.problems]}
 
 
 @dataclass

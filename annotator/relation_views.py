@@ -1,29 +1,38 @@
 """The relation editor: two adjacent chains side by side and the links between their turns.
 
 The page, and JSON endpoints to accept, reject, retype, add and remove links, rewrite the later QA
-and submit. Same contract as the chain editor (see chain_views and static/js/autosave.js): each
-answer carries the chain pair's whole state; a stale version gets 409 with `theirs`.
+and submit. The protocol of every editor (annotator/editor_endpoints): each answer carries the chain
+pair's whole state; a stale version gets 409 with `theirs`.
 """
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, JsonResponse
+from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import require_safe
 
 from projects.permissions import get_project_or_404
-from reviewer.workflow import EDITABLE, TransitionRefused
+from reviewer.workflow import EDITABLE
 from videos.player_views import clock_label, player_context
 
-from .chain_views import BadRequest, NotAllowed, error, expected_version, json_body, next_url
 from .concurrency import StaleVersion
 from .edit_rights import may_edit, why_not_editable
+from .editor_endpoints import (
+    BadRequest,
+    NotAllowed,
+    conflict,
+    editor_endpoint,
+    error,
+    expected_version,
+    json_body,
+    next_url,
+    saved,
+    saved_by,
+    submitted_payload,
+)
 from .models import ChainPair, Relation, RelationDecision
 from .panels import panels_context
 from .relations import (
-    ChainPairNotEditable,
-    RelationInvalid,
     chain_pair_submit,
     relation_add,
     relation_decide,
@@ -139,44 +148,35 @@ def pair_editor(request, slug, pair_id):
 
 
 def _endpoint(action):
+    """An editor endpoint (editor_endpoints) on a chain pair, and on one of its links when the URL names one."""
+
+    @editor_endpoint
     def view(request, slug, pair_id, link_id=None):
+        chain_pair = _pair_or_404(request, slug, pair_id)
+        if not may_edit(request.user, chain_pair.project, chain_pair):
+            raise NotAllowed(why_not_editable(request.user, chain_pair.project, chain_pair, "set of links"))
+        body = json_body(request)
+        version = expected_version(body)
+        relation = None
+        if link_id is not None:
+            relation = Relation.objects.filter(pk=link_id, chain_pair=chain_pair).first()
+            if relation is None:
+                return error("That link is no longer there (its turn may have been deleted); reload.", 404)
+            relation.chain_pair = chain_pair
         try:
-            chain_pair = _pair_or_404(request, slug, pair_id)
-            if not may_edit(request.user, chain_pair.project, chain_pair):
-                raise NotAllowed(why_not_editable(request.user, chain_pair.project, chain_pair, "set of links"))
-            body = json_body(request)
-            version = expected_version(body)
-            relation = None
-            if link_id is not None:
-                relation = Relation.objects.filter(pk=link_id, chain_pair=chain_pair).first()
-                if relation is None:
-                    return error("That link is no longer there (its turn may have been deleted); reload.", 404)
-                relation.chain_pair = chain_pair
-            try:
-                extra = action(request, chain_pair, relation, body, version) or {}
-            except StaleVersion as exc:
-                theirs = _state_for(chain_pair, request.user)
-                return error(
-                    f"These links were changed by someone else (now version {theirs['version']}) after you opened "
-                    f"version {exc.expected}. Nothing of yours was applied; look again and redo it.",
-                    409,
-                    conflict=True,
-                    theirs=theirs,
-                    yours=body,
-                )
-            return JsonResponse({**_state_for(chain_pair, request.user), **extra})
-        except NotAllowed as exc:
-            return error(str(exc), 403)
-        except BadRequest as exc:
-            return error(str(exc), 400)
-        except (ChainPairNotEditable, TransitionRefused) as exc:
-            return error(str(exc), 409, conflict=False)
-        except RelationInvalid as exc:
-            return error(str(exc), 422, errors=[{"message": str(exc)}])
+            extra = action(request, chain_pair, relation, body, version) or {}
+        except StaleVersion as exc:
+            theirs = {**_state_for(chain_pair, request.user), "savedBy": saved_by(chain_pair)}
+            message = (
+                f"These links were changed by someone else (now version {theirs['version']}) after you opened "
+                f"version {exc.expected}. Nothing of yours was applied; look again and redo it."
+            )
+            return conflict(theirs=theirs, yours=body, message=message)
+        return saved(_state_for(chain_pair, request.user), **extra)
 
     view.__name__ = action.__name__
     view.__doc__ = action.__doc__
-    return login_required(require_POST(view))
+    return view
 
 
 def _id(body, name) -> int:
@@ -242,7 +242,6 @@ def pair_link_remove(request, chain_pair, relation, body, version):
 def pair_submit(request, chain_pair, relation, body, version):
     """POST …/submit/ {version}: hand the links on once every candidate is decided."""
     submitted = chain_pair_submit(chain_pair=chain_pair, user=request.user, expected_version=version)
-    message = submitted.message("Links")
-    messages.success(request, message)  # shown on the next item's page, where the editor goes at once
+    # The editor goes to the next item at once: the sentence is kept for that page.
     next_page = next_url(chain_pair.project, "pair", chain_pair.pk)
-    return {"next": next_page, "outcome": submitted.outcome, "message": message}
+    return submitted_payload(request, submitted, noun="Links", next_page=next_page)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 
+from projects.refusals import Refused
 from reviewer.workflow import EDITABLE, item_transition
 
 from .chains import MAX_TEXT_CHARS, chain_turn_rewrite
@@ -23,12 +24,20 @@ from .models import ChainPair, ItemStatus, Origin, QAPair, Relation, RelationDec
 from .submission import Submitted, item_hand_on
 
 
-class RelationInvalid(Exception):
+class RelationInvalid(Refused):
     """The link or rewrite asked for cannot be saved; the message says why."""
 
+    status, code = 422, "relation_invalid"
 
-class ChainPairNotEditable(Exception):
+    @property
+    def details(self) -> dict:
+        return {"errors": [{"message": self.message}]}
+
+
+class ChainPairNotEditable(Refused):
     """The chain pair is past the stage where its links may change."""
+
+    status, code = 409, "not_editable"
 
 
 def relation_types(project) -> dict[str, dict]:

@@ -4,6 +4,7 @@
 
 `code` is stable and machine-readable, `message` is for people, `details` holds field errors for
 validation (`{"field": ["message", ...]}`) and other structured context (`retry_after_s` on 429).
+A domain refusal (projects.refusals.Refused) answers with its own status, code, message and details.
 Unexpected exceptions become a 500 with a generic message; the traceback goes to the log only.
 """
 
@@ -18,6 +19,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView, set_rollback
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from projects.refusals import Refused
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +58,9 @@ def _error_code(exc: exceptions.APIException) -> str:
 
 def exception_handler(exc, context):
     """DRF's handler (headers, rollback), reshaped; Django's 404/403 are API errors too."""
+    if isinstance(exc, Refused):
+        set_rollback()
+        return Response(error_body(code=exc.code, message=exc.message, details=exc.details), status=exc.status)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(*exc.args)
     elif isinstance(exc, PermissionDenied):

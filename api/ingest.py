@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from jobs.models import BackgroundJob
 from jobs.services import JobAlreadyRunning, job_create
 from projects.permissions import Action, get_project_or_404
-from videos.ingest import PROCESS_TASK, DuplicateVideo, ImportRefused, video_import, video_process_start
+from videos.ingest import PROCESS_TASK, video_import, video_process_start
 from videos.manifest import LOCATION_KEYS, ManifestError, parse_manifest, stage_rows_json
 from videos.tasks import MODEL_STEPS
 
@@ -110,22 +110,17 @@ class VideoUploadApi(ApiAuthMixin, APIView):
         data = VideoUploadApi.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
-        try:
-            with _local_file(upload) as (path, sha256):
-                video = video_import(
-                    project=project,
-                    source=path,
-                    filename=upload.name,
-                    user=request.user,
-                    sha256=sha256,
-                    name=data.validated_data.get("name"),
-                    metadata=data.validated_data.get("metadata"),
-                )
-        except DuplicateVideo as exc:
-            details = {"existing_video_id": exc.existing.pk, "existing_video_name": exc.existing.name}
-            return Response(error_body(code="duplicate_video", message=str(exc), details=details), status=409)
-        except ImportRefused as exc:
-            return Response(error_body(code="import_refused", message=str(exc)), status=422)
+        # A refusal (duplicate_video 409, import_refused 422) is answered by api.errors.
+        with _local_file(upload) as (path, sha256):
+            video = video_import(
+                project=project,
+                source=path,
+                filename=upload.name,
+                user=request.user,
+                sha256=sha256,
+                name=data.validated_data.get("name"),
+                metadata=data.validated_data.get("metadata"),
+            )
         video.clip_count = 0
         processing = BackgroundJob.objects.filter(project=project, kind=PROCESS_TASK, target_type="videos.video")
         job = processing.filter(target_id=video.pk).select_related("created_by").order_by("-created_at").first()

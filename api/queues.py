@@ -20,7 +20,6 @@ from reviewer.models import Assignment, AssignmentStatus, ItemKind, ReviewQueue
 from reviewer.queues import (
     FILTER_KEYS,
     AssignRefused,
-    ClaimRefused,
     LeaseError,
     assignment_complete,
     assignment_heartbeat,
@@ -281,10 +280,7 @@ class QueueClaimApi(ApiAuthMixin, APIView):
     )
     def post(self, request, slug, queue_id):
         queue = _queue_or_404(request.user, slug, queue_id)
-        try:
-            lease = queue_claim_next(queue=queue, user=request.user)
-        except ClaimRefused as exc:
-            return Response(error_body(code="claim_refused", message=str(exc)), status=status.HTTP_403_FORBIDDEN)
+        lease = queue_claim_next(queue=queue, user=request.user)  # ClaimRefused: 403 by api.errors
         if lease is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(_lease_payload(lease, view=self), status=status.HTTP_201_CREATED)

@@ -348,10 +348,7 @@ class ReleaseDownloadApi(ApiAuthMixin, APIView):
         if archive not in ("zip", "tar"):
             raise exceptions.ValidationError({"archive": [f"Choose zip or tar, not {archive!r}."]})
         release = _release_or_404(request.user, slug, release_id)
-        try:
-            downloads.check_downloadable(release)
-        except downloads.NotDownloadable as exc:
-            return Response(error_body(code="release_not_ready", message=str(exc)), status=status.HTTP_409_CONFLICT)
+        downloads.check_downloadable(release)  # NotDownloadable: 409 release_not_ready by api.errors
         if archive == "zip":
             return downloads.zip_response(request._request, release)
         return downloads.tar_response(request._request, release)

@@ -40,6 +40,7 @@ from annotator.models import (
 )
 from llm.models import CallOutcome, LLMCall
 from projects.models import Membership, Project, ProjectKind
+from projects.refusals import Refused
 from reviewer.models import ExamVerdict, QualityScore, ReviewEvent, ReviewQueue
 from videos.clips import clips_rebuild
 from videos.curation import video_curate, video_curation_override
@@ -65,8 +66,10 @@ MAIN_VIDEO_NAME = "kitchen_stream"
 SEED = 20250101  # one seed: the same demo every time
 
 
-class DemoRefused(Exception):
+class DemoRefused(Refused):
     """The demo would seed known passwords into what looks like a production database."""
+
+    status, code = 400, "demo_refused"
 
 
 @dataclass

@@ -11,13 +11,17 @@ from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
+from projects.refusals import Refused
+
 from .models import BackgroundJob, JobStatus
 
 logger = logging.getLogger(__name__)
 
 
-class JobAlreadyRunning(Exception):
+class JobAlreadyRunning(Refused):
     """Another job of the same kind is already queued or running for the same target."""
+
+    status, code = 409, "job_already_running"
 
     def __init__(self, job: BackgroundJob):
         super().__init__(f"{job.kind} is already {job.status} (job {job.pk})")

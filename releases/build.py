@@ -46,6 +46,7 @@ from django.utils import timezone
 
 from annotator.models import MCQ, ChainPair, ItemStatus, MCQVideo, QAChain, QAPair, ReferredMoment, Relation
 from projects.models import ProjectKind
+from projects.refusals import Refused
 from videos.models import SubtitleCue, Video
 
 from .models import DatasetRelease, ReleaseStatus
@@ -86,8 +87,10 @@ MANIFEST = "manifest.json"
 Progress = Callable[[int, int, str], None]
 
 
-class ReleaseNotBuildable(Exception):
+class ReleaseNotBuildable(Refused):
     """The release is ready or deleted: its files never change."""
+
+    status, code = 409, "release_not_buildable"
 
 
 def release_build(*, release: DatasetRelease, progress: Progress | None = None) -> DatasetRelease:

@@ -19,6 +19,7 @@ from django.core.files.storage import default_storage
 from django.http import Http404, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 
+from projects.refusals import Refused
 from videos.media import CHUNK_SIZE, serve_file
 
 from .models import DatasetRelease, ReleaseStatus
@@ -29,8 +30,8 @@ _BLOCK = tarfile.BLOCKSIZE
 _RECORD = tarfile.RECORDSIZE
 
 
-class NotDownloadable(Exception):
-    pass
+class NotDownloadable(Refused):
+    status, code = 409, "release_not_ready"
 
 
 def archive_root(release: DatasetRelease) -> str:

@@ -52,6 +52,7 @@ from django.utils import timezone
 
 from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
 from projects.models import Project
+from projects.refusals import Refused
 
 from .agreement import cohen_kappa_from_table, krippendorff_alpha_from_counts
 from .models import Assignment, AssignmentStatus, ExamVerdict, ItemKind, QualityScore, ReviewEvent, ReviewQueue
@@ -754,8 +755,10 @@ class RowsPage:
     limit: int = ROWS_LIMIT
 
 
-class RowsRefused(ValueError):
+class RowsRefused(Refused, ValueError):
     """The parameters do not name a number of this panel; the message says which one is wrong."""
+
+    status, code = 400, "rows_refused"
 
 
 _ITEM_RELATED = ("qa_chain__clip__video", "chain_pair__video", "mcq")

@@ -30,6 +30,7 @@ from django.utils import timezone
 from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
 from projects.models import Project
 from projects.permissions import Action, can
+from projects.refusals import Refused
 
 from .history import item_label
 from .models import (
@@ -104,12 +105,14 @@ ROUND_ZERO = _BEGINNING  # the round of an item never submitted
 EXAMINABLE = (S.SCORED, S.EXAMINING, S.SUBMITTED)
 
 
-class ReviewRefused(Exception):
+class ReviewRefused(Refused):
     """A review action refused; `code` says why ("not_allowed" means the person may not do it at all)."""
 
+    status = 422
+    code_statuses = {"not_allowed": 403, "stale": 409, "already": 409, "not_examinable": 409}
+
     def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
+        super().__init__(message, code=code)
 
 
 class VerdictRefused(ReviewRefused):

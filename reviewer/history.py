@@ -54,6 +54,7 @@ from annotator.models import (
 )
 from llm.prompts import OPTION_LETTERS
 from projects.permissions import Action, can
+from projects.refusals import Refused
 from videos.models import Video
 
 from .models import ItemKind, ItemRef, ReviewEvent
@@ -89,12 +90,16 @@ LINK_FIELDS = (
 )
 
 
-class VersionUnknown(Exception):
+class VersionUnknown(Refused):
     """That version of the item left no record, so its content cannot be shown or restored."""
 
+    status, code = 404, "version_unknown"
 
-class RevertRefused(Exception):
+
+class RevertRefused(Refused):
     """The revert cannot be done; the message says why, and nothing was written."""
+
+    status, code = 409, "revert_refused"
 
 
 # --- what one version holds ----------------------------------------------------------------------------

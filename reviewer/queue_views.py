@@ -13,6 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotator.models import ItemStatus
 from projects.permissions import Action, can, get_project_or_404
+from projects.refusals import refusal_redirect
 
 from .models import Assignment, ItemKind, ReviewQueue
 from .queues import (
@@ -266,9 +267,8 @@ def queue_assign(request, slug, queue_id):
         try:
             outcome = queue_assign_items(queue=queue, items=ids, assignee=assignee, by=request.user)
         except AssignRefused as exc:
-            messages.error(request, str(exc))
-        else:
-            _report(request, outcome, assignee, "Assigned")
+            return refusal_redirect(request, exc, redirect("reviewer:queue_detail", slug=slug, queue_id=queue.pk))
+        _report(request, outcome, assignee, "Assigned")
     return redirect("reviewer:queue_detail", slug=slug, queue_id=queue.pk)
 
 
@@ -321,9 +321,8 @@ def queue_claim(request, slug, queue_id):
     queue = _queue_or_404(project, queue_id)
     try:
         assignment = queue_claim_next(queue=queue, user=request.user)
-    except ClaimRefused as exc:
-        messages.error(request, str(exc))
-        return redirect("reviewer:queues", slug=slug)
+    except ClaimRefused as exc:  # the queues page says why: not a member, paused …
+        return refusal_redirect(request, exc, redirect("reviewer:queues", slug=slug), forbidden_page=False)
     return _claimed(request, project, assignment, queue.name)
 
 
@@ -344,10 +343,7 @@ def lease_release(request, slug, assignment_id):
     lease.project = project
     try:
         assignment_release(assignment=lease, user=request.user)
-    except LeaseError as exc:
-        if exc.code == "not_holder":
-            raise PermissionDenied(str(exc)) from exc
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, "Lease released; the item is back in its queue.")
+    except LeaseError as exc:  # not the holder's: 403
+        return refusal_redirect(request, exc, redirect("reviewer:queues", slug=slug))
+    messages.success(request, "Lease released; the item is back in its queue.")
     return redirect("reviewer:queues", slug=slug)

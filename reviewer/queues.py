@@ -55,6 +55,7 @@ from django.utils import timezone
 from annotator.models import MCQ, ChainPair, ItemStatus, MCQVideo, QAChain
 from projects.models import Membership, Project
 from projects.permissions import Action, can, roles_allowed
+from projects.refusals import Refused
 
 from .models import Assignment, AssignmentStatus, ItemKind, QualityScore, ReviewEvent, ReviewQueue
 
@@ -74,20 +75,25 @@ _BEGINNING = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)  # before any round of any i
 FILTER_KEYS = ("categories", "duration_groups", "score_min", "score_max", "video_ids")
 
 
-class ClaimRefused(Exception):
+class ClaimRefused(Refused):
     """This person may not pull from this queue (not a member, no role for the stage, queue paused)."""
 
+    status, code = 403, "claim_refused"
 
-class LeaseError(Exception):
+
+class LeaseError(Refused):
     """A heartbeat, release or completion that does not apply to this lease; `code` says why."""
 
+    code_statuses = {"not_holder": 403}
+
     def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
+        super().__init__(message, code=code)
 
 
-class AssignRefused(Exception):
+class AssignRefused(Refused):
     """An admin assignment refused as a whole (the assignee cannot work at this stage)."""
+
+    status, code = 400, "assign_refused"
 
 
 class _SlotGone(Exception):

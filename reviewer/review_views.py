@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -38,6 +37,7 @@ from annotator.selectors import (
 )
 from llm.prompts import OPTION_LETTERS
 from projects.permissions import Action, can, get_project_or_404
+from projects.refusals import refusal_redirect
 from videos.player_views import clock_label, player_context
 
 from .examination import (
@@ -69,7 +69,6 @@ from .workflow import item_history
 
 S = ItemStatus
 LONGEST_VISIT_S = 24 * 3600  # a page open longer than this says nothing about time spent on the item
-_REFUSAL_STATUS = {"not_allowed": 403, "stale": 409, "already": 409, "not_examinable": 409}
 
 
 # --- loading -------------------------------------------------------------------------------------------
@@ -394,9 +393,7 @@ def examine_verdict(request, slug, kind, item_id):
         message = str(exc)
         if exc.code == "stale":
             message += " Your ticks and comment are kept below."
-        return _examine_page(
-            request, project, kind, item, form=form, error=message, status=_REFUSAL_STATUS.get(exc.code, 422)
-        )
+        return _examine_page(request, project, kind, item, form=form, error=message, status=exc.status)
     messages.success(request, outcome.message)
     if form.then_next:
         return _redirect(request, _next_or_home(request, project))
@@ -417,13 +414,13 @@ def examine_reopen(request, slug, kind, item_id):
     """Admins: send accepted work back to revision, with the reason the reviser will read."""
     project = get_project_or_404(request.user, slug, Action.ADMINISTER)
     item = _item(project, kind, item_id)
+    back = _redirect(request, examine_url(project, kind, item.pk))
     try:
         item_reopen(item=item, by=request.user, comment=request.POST.get("comment", ""))
     except ReopenRefused as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, "Reopened: the item is in revision now, and revisers see it in their list.")
-    return _redirect(request, examine_url(project, kind, item.pk))
+        return refusal_redirect(request, exc, back)
+    messages.success(request, "Reopened: the item is in revision now, and revisers see it in their list.")
+    return back
 
 
 # --- the examiner's home --------------------------------------------------------------------------------------
@@ -542,11 +539,8 @@ def revise_list(request, slug):
 def _start_and_open(request, project, kind: str, item):
     try:
         started = revision_start(item=item, reviser=request.user)
-    except RevisionRefused as exc:
-        if exc.code == "not_allowed":
-            raise PermissionDenied(str(exc)) from exc
-        messages.error(request, str(exc))
-        return _redirect(request, reverse("reviewer:revise_list", args=[project.slug]))
+    except RevisionRefused as exc:  # not_allowed: 403
+        return refusal_redirect(request, exc, _redirect(request, reverse("reviewer:revise_list", args=[project.slug])))
     if started.already:
         messages.info(request, "This item is already in revision: carry on in its editor.")
     else:

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
+from projects.refusals import Refused
 
 from .models import ItemRef, ReviewEvent
 
@@ -30,7 +31,7 @@ TRANSITIONS: dict[str, set[str]] = {
 EDITABLE = {S.DRAFT, S.ANNOTATING, S.REVISING}
 
 
-class TransitionRefused(Exception):
+class TransitionRefused(Refused):
     """The move is not allowed from the item's current status (or the item changed meanwhile)."""
 
 

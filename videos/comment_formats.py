@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Self, TextIO
 
+from projects.refusals import Refused
 from videos.subtitle_formats import parse_clock
 from videos.text_encoding import TextDecodeError, open_text_stream
 
@@ -61,8 +62,10 @@ class RowProblem:
         return f"line {self.line}: {self.message}"
 
 
-class CommentFormatError(ValueError):
+class CommentFormatError(Refused, ValueError):
     """The file cannot be a comments file; nothing was read from it."""
+
+    status, code = 400, "comment_format"
 
 
 def _normalise_name(name: str) -> str:

@@ -19,6 +19,7 @@ from django.db import IntegrityError, transaction
 from jobs.models import BackgroundJob
 from jobs.services import job_create, job_progress
 from projects.models import Project
+from projects.refusals import Refused
 
 from .models import Video, VideoStatus
 from .probe import ProbeError, apply_probe, probe_file, sha256_file
@@ -29,14 +30,22 @@ logger = logging.getLogger(__name__)
 PROCESS_TASK = "videos.process"
 
 
-class ImportRefused(Exception):
+class ImportRefused(Refused):
     """The file cannot become a video of this project; the message says why, for the user."""
+
+    status, code = 422, "import_refused"
 
 
 class DuplicateVideo(ImportRefused):
+    status, code = 409, "duplicate_video"
+
     def __init__(self, message: str, existing: Video):
         super().__init__(message)
         self.existing = existing
+
+    @property
+    def details(self) -> dict:
+        return {"existing_video_id": self.existing.pk, "existing_video_name": self.existing.name}
 
 
 def _safe_filename(filename: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from django.conf import settings
 
 from projects.models import Project
+from projects.refusals import Refused
 
 from .ingest import ImportRefused, video_import
 from .text_encoding import TextDecodeError, decode_bytes
@@ -25,8 +26,10 @@ LOCATION_KEYS = ("path", "file", "url", "video_path", "location", "source")
 DOWNLOAD_TIMEOUT_S = 60
 
 
-class ManifestError(ValueError):
+class ManifestError(Refused, ValueError):
     """The manifest itself cannot be read; nothing was imported."""
+
+    status, code = 400, "manifest_invalid"
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from projects.refusals import Refused
 from videos.text_encoding import TextDecodeError, decode_bytes
 
 SRT = "srt"
@@ -75,8 +76,10 @@ class ParseReport:
         return _CUE_SOURCE[self.format]
 
 
-class SubtitleFormatError(ValueError):
+class SubtitleFormatError(Refused, ValueError):
     """The file holds no usable cue; `problems` lists what was wrong with each cue it did hold."""
+
+    status, code = 400, "subtitle_format"
 
     def __init__(self, message: str, *, problems: list[Problem] | None = None, format: str | None = None):
         super().__init__(message)

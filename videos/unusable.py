@@ -4,6 +4,8 @@ The flag sits on the video with its reason, note and who set it; the reasons are
 (`project.taxonomy("unusable_reasons")`). Clearing it is an admin's decision (the view checks).
 """
 
+from projects.refusals import Refused
+
 from .models import Video
 
 NOTE_MAX_CHARS = 2000
@@ -12,8 +14,10 @@ NOTE_REQUIRED_FOR = {"other"}
 _FIELDS = ["unusable_reason", "unusable_note", "unusable_by", "updated_at"]
 
 
-class UnusableRefused(ValueError):
+class UnusableRefused(Refused, ValueError):
     """The flag was not set: the message says why."""
+
+    status, code = 422, "unusable_refused"
 
 
 def unusable_reasons(*, project) -> list[dict]:

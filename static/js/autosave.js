@@ -3,13 +3,16 @@
 // and versioned actions (undo, submit, accept …) that go through the same checks. Used by the chain,
 // relation and MCQ editors; nothing in here knows what is being edited.
 //
-// SERVER CONTRACT. A save or action is POST <url> with a JSON body {version: <int>, ...payload} and
+// SERVER CONTRACT (annotator/editor_endpoints.py, the same for every editor; the keys it adds are
+// camelCase). A save or action is POST <url> with a JSON body {version: <int>, ...payload} and
 // the X-CSRFToken header. The server answers:
-//   200 {version: <int>, ...state}            done; `version` is what the next save is based on
-//   409 {error, conflict: true, theirs: {version, ...}, yours}
+//   200 {version: <int>, ...state}            done; `version` is what the next save is based on; an undo
+//                                             adds restoredVersion, a submit next, outcome and message
+//   409 {error, conflict: true, theirs: {version, savedBy, ...}, yours}
 //                                             someone saved after `version`; nothing was written
 //   409 {error, conflict: false}              refused in this state (submitted, nothing to undo …)
 //   422 {error, errors: [{message, …}]}       content refused as invalid; nothing was written
+//                                             (an MCQ not ready to submit: {error, blockers})
 //   400 / 403 / 404 {error}                   malformed, not allowed, gone
 //
 // CLIENT API.

@@ -849,7 +849,7 @@
         replaceState(body);
         renderFindings({ warnings: body.warnings, blockers: body.blockers });
         doc.showSaved();
-        say("Undone: back to the content of version " + body.restored_version + " (saved as version " + body.version + ").", "ok");
+        say("Undone: back to the content of version " + body.restoredVersion + " (saved as version " + body.version + ").", "ok");
       });
     }
     function replaceState(s) {
@@ -930,7 +930,7 @@
       head.textContent = message;
       const table = document.createElement("table");
       const thead = table.createTHead().insertRow();
-      ["", "Yours (not saved yet)", "Theirs (version " + theirs.version + (theirs.saved_by ? ", " + theirs.saved_by : "") + ")", ""].forEach((t) => {
+      ["", "Yours (not saved yet)", "Theirs (version " + theirs.version + (theirs.savedBy ? ", " + theirs.savedBy : "") + ")", ""].forEach((t) => {
         const th = document.createElement("th");
         th.textContent = t;
         thead.append(th);
@@ -1063,7 +1063,7 @@
       say("Your unsaved changes from before are back and being saved.", "ok");
     } else if (earlier) {
       const mine = earlier.payload;
-      showConflict(Object.assign({}, config.state, { saved_by: "" }), mine,
+      showConflict(Object.assign({}, config.state, { savedBy: "" }), mine,
         "You had unsaved changes on version " + earlier.version + "; the MCQ is now at version " +
         config.state.version + ". Nothing is lost: compare and merge.");
       applyPayload(mine);

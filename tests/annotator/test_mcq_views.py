@@ -134,7 +134,7 @@ def test_a_stale_save_gets_409_with_both_versions(client, people, mcq, video):
     body = response.json()
     assert body["conflict"] is True
     assert body["theirs"]["version"] == 2 and body["theirs"]["question"] == QUESTION
-    assert body["theirs"]["saved_by"] == people["annotator"].username
+    assert body["theirs"]["savedBy"] == people["annotator"].username
     assert body["yours"]["question"] == mine["question"] and body["yours"]["version"] == 1
     assert "saved by annotator" in body["error"] and "Your text is kept" in body["error"]
     assert MCQ.objects.get(pk=mcq.pk).question == QUESTION
@@ -217,7 +217,7 @@ def test_undo_answers_with_the_restored_state(client, people, mcq, video):
     response = post_json(client, url, {"version": 2})
     assert response.status_code == 200
     body = response.json()
-    assert (body["version"], body["restored_version"], body["question"]) == (3, 1, "")
+    assert (body["version"], body["restoredVersion"], body["question"]) == (3, 1, "")
     assert post_json(client, url, {"version": 2}).status_code == 409  # stale
     client.force_login(people["examiner"])
     assert post_json(client, url, {"version": 3}).status_code == 403
