@@ -6,12 +6,14 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST, require_safe
 
 from jobs.models import BackgroundJob
+from jobs.selectors import job_get, jobs_for_project
 from jobs.services import JobAlreadyRunning
 from projects.permissions import Action, get_project_or_404
 from videos.models import CurationStatus, Video
@@ -94,11 +96,7 @@ def drafts(request, slug):
     project = _admin_project(request, slug)
     videos = draft_videos(project=project)
     video_count = videos.count()
-    jobs = (
-        BackgroundJob.objects.filter(project=project, kind__in=list(STEP_BY_KIND))
-        .select_related("created_by")
-        .order_by("-created_at")
-    )
+    jobs = jobs_for_project(project=project, kinds=STEP_BY_KIND)
     return render(
         request,
         "annotator/drafts.html",
@@ -120,9 +118,9 @@ def drafts(request, slug):
 def draft_job(request, slug, job_id):
     """One run's row (progress and summary); the htmx fragment polls itself until the run ends."""
     project = _admin_project(request, slug)
-    job = get_object_or_404(
-        BackgroundJob.objects.select_related("created_by"), pk=job_id, project=project, kind__in=list(STEP_BY_KIND)
-    )
+    job = job_get(project=project, job_id=job_id, kinds=STEP_BY_KIND)
+    if job is None:
+        raise Http404("No such draft run in this project.")
     return render(
         request, "annotator/drafts.html#draft_job", {"project": project, "row": _job_row(request, project, job)}
     )

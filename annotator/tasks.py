@@ -9,6 +9,8 @@ from celery import shared_task
 
 from jobs.services import job_running
 
+from .drafts import DRAFT_STEPS
+
 
 def _run(job_id: int) -> None:
     from .drafts import draft_job_run
@@ -18,31 +20,31 @@ def _run(job_id: int) -> None:
             draft_job_run(job=job)
 
 
-@shared_task(name="annotator.draft_chains", acks_late=True)
+@shared_task(name=DRAFT_STEPS["chains"].kind, acks_late=True)
 def draft_chains(job_id: int) -> None:
     _run(job_id)
 
 
-@shared_task(name="annotator.draft_relations", acks_late=True)
+@shared_task(name=DRAFT_STEPS["relations"].kind, acks_late=True)
 def draft_relations(job_id: int) -> None:
     _run(job_id)
 
 
-@shared_task(name="annotator.draft_descriptions", acks_late=True)
+@shared_task(name=DRAFT_STEPS["descriptions"].kind, acks_late=True)
 def draft_descriptions(job_id: int) -> None:
     _run(job_id)
 
 
-@shared_task(name="annotator.draft_seeds", acks_late=True)
+@shared_task(name=DRAFT_STEPS["seeds"].kind, acks_late=True)
 def draft_seeds(job_id: int) -> None:
     _run(job_id)
 
 
-@shared_task(name="annotator.draft_mcqs", acks_late=True)
+@shared_task(name=DRAFT_STEPS["mcqs"].kind, acks_late=True)
 def draft_mcqs(job_id: int) -> None:
     _run(job_id)
 
 
-@shared_task(name="annotator.draft_options", acks_late=True)
+@shared_task(name=DRAFT_STEPS["options"].kind, acks_late=True)
 def draft_options(job_id: int) -> None:
     _run(job_id)

@@ -1,6 +1,6 @@
 """Bring videos in and run their steps: upload one file, import a manifest, reprocess, model steps.
 
-Each endpoint is a thin interface over videos.ingest / videos.manifest / jobs.services, so a script
+Each endpoint is a thin interface over videos.ingest / videos.manifest / videos.model_steps, so a script
 and the browser do one thing one way: a refused file leaves nothing behind, and a step that is
 already running is not started twice.
 """
@@ -16,22 +16,18 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from jobs.models import BackgroundJob
-from jobs.services import JobAlreadyRunning, job_create
+from jobs.selectors import job_latest_for
+from jobs.services import JobAlreadyRunning
 from projects.permissions import Action, get_project_or_404
 from videos.ingest import PROCESS_TASK, video_import, video_process_start
-from videos.manifest import LOCATION_KEYS, ManifestError, parse_manifest, stage_rows_json
-from videos.tasks import MODEL_STEPS
+from videos.manifest import LOCATION_KEYS, ManifestError, manifest_import_start
+from videos.model_steps import MODEL_STEPS, NoAudioTrack, video_step_start
 
 from .errors import ErrorResponseSerializer, error_body
 from .jobs import JOB_RUNNING, SLUG, VIDEO_ID, JobSerializer, job_conflict, job_payload
 from .lookups import video_or_404
 from .mixins import ApiAuthMixin
 from .videos import VideoDetailApi
-
-MANIFEST_TASK = "videos.import_manifest"
-# A manifest lists paths or URLs, not videos: a few MB is already tens of thousands of rows.
-MANIFEST_MAX_BYTES = 20 * 1024 * 1024
 
 
 @contextmanager
@@ -122,8 +118,7 @@ class VideoUploadApi(ApiAuthMixin, APIView):
                 metadata=data.validated_data.get("metadata"),
             )
         video.clip_count = 0
-        processing = BackgroundJob.objects.filter(project=project, kind=PROCESS_TASK, target_type="videos.video")
-        job = processing.filter(target_id=video.pk).select_related("created_by").order_by("-created_at").first()
+        job = job_latest_for(target=video, kind=PROCESS_TASK)
         context = {"request": request, "view": self}
         body = VideoUploadApi.OutputSerializer({"video": video, "job": job}, context=context).data
         return Response(body, status=status.HTTP_201_CREATED)
@@ -174,26 +169,14 @@ class ManifestImportApi(ApiAuthMixin, APIView):
         project = get_project_or_404(request.user, slug, Action.ADMINISTER)
         data = ManifestImportApi.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        upload = data.validated_data["file"]
-        if upload.size > MANIFEST_MAX_BYTES:
-            raise exceptions.ValidationError(
-                {"file": [f"{upload.name} is larger than {MANIFEST_MAX_BYTES // 1024 // 1024} MB; split the manifest."]}
-            )
         try:
-            rows = parse_manifest(upload.read(), upload.name)
+            started = manifest_import_start(project=project, upload=data.validated_data["file"], user=request.user)
         except ManifestError as exc:
             raise exceptions.ValidationError({"file": [str(exc)]}) from exc
-        try:
-            job = job_create(
-                project=project,
-                kind=MANIFEST_TASK,
-                user=request.user,
-                params={"rows": stage_rows_json(rows), "filename": upload.name},
-            )
         except JobAlreadyRunning as exc:
             message = "A manifest import is already running in this project; wait for it."
             return job_conflict(exc, view=self, message=message)
-        body = {"rows": len(rows), "job": job_payload(job, view=self)}
+        body = {"rows": started.rows, "job": job_payload(started.job, view=self)}
         return Response(body, status=status.HTTP_202_ACCEPTED)
 
 
@@ -229,13 +212,11 @@ class _ModelStepApi(ApiAuthMixin, APIView):
 
     def start(self, request, slug, video_id, *, params: dict | None = None) -> Response:
         video = video_or_404(request.user, slug, video_id, Action.ADMINISTER)
-        task, label = MODEL_STEPS[self.step]
-        if self.step == "transcribe" and not video.has_audio:
-            return Response(
-                error_body(code="no_audio", message=f"{video.name} has no audio track to transcribe."), status=422
-            )
+        label = MODEL_STEPS[self.step].label
         try:
-            job = job_create(project=video.project, kind=task, target=video, user=request.user, params=params)
+            job = video_step_start(video=video, step=self.step, user=request.user, params=params)
+        except NoAudioTrack as exc:
+            return Response(error_body(code="no_audio", message=str(exc)), status=422)
         except JobAlreadyRunning as exc:
             return job_conflict(exc, view=self, message=f"{label} for {video.name} is already under way.")
         return Response(job_payload(job, view=self), status=status.HTTP_202_ACCEPTED)

@@ -16,6 +16,7 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from jobs.models import BackgroundJob, JobStatus
+from jobs.selectors import jobs_for_project
 from jobs.services import JobAlreadyRunning, job_retry
 from projects.permissions import Action, get_project_or_404
 
@@ -133,7 +134,7 @@ class JobListApi(ApiAuthMixin, generics.ListAPIView):
             return BackgroundJob.objects.none()
         project = get_project_or_404(self.request.user, self.kwargs["slug"])
         # Parameters can hold a whole manifest and results every refused row: the list needs neither.
-        return BackgroundJob.objects.filter(project=project).select_related("created_by").defer("params", "result")
+        return jobs_for_project(project=project).defer("params", "result")
 
     @extend_schema(operation_id="jobs_list", tags=["jobs"], parameters=[SLUG])
     def get(self, request, *args, **kwargs):

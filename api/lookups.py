@@ -7,6 +7,7 @@ A missing project, a project that is not yours and a video of another project al
 from rest_framework import exceptions
 
 from jobs.models import BackgroundJob
+from jobs.selectors import job_get
 from projects.permissions import Action, get_project_or_404
 from videos.models import Video
 
@@ -27,7 +28,7 @@ def video_or_404(user, slug: str, video_id: int, action: str = Action.VIEW, *, s
 
 def job_or_404(user, slug: str, job_id: int, action: str = Action.VIEW) -> BackgroundJob:
     project = get_project_or_404(user, slug, action)
-    job = BackgroundJob.objects.filter(project=project, pk=job_id).select_related("created_by").first()
+    job = job_get(project=project, job_id=job_id)
     if job is None:
         raise exceptions.NotFound(NO_SUCH_JOB)
     job.project = project

@@ -5,10 +5,8 @@ so their import is staged and runs as a job; subtitle files are small and import
 """
 
 import math
-from pathlib import Path
 
 import django_filters
-from django.core.files.storage import default_storage
 from django.db.models import Q
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -17,10 +15,10 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from jobs.services import JobAlreadyRunning, job_create
+from jobs.services import JobAlreadyRunning
 from projects.permissions import Action
-from videos.comment_formats import CommentFormatError, iter_comments
-from videos.comments import comments_density, comments_window
+from videos.comment_formats import CommentFormatError
+from videos.comments import comments_density, comments_import_start, comments_window
 from videos.models import Clip, CueSource, SubtitleCue
 from videos.subtitle_formats import SubtitleFormatError
 from videos.subtitles import SUBTITLE_MAX_BYTES, subtitles_import
@@ -30,7 +28,6 @@ from .jobs import JOB_RUNNING, SLUG, VIDEO_ID, JobSerializer, job_conflict, job_
 from .lookups import video_or_404
 from .mixins import ApiAuthMixin
 
-COMMENTS_TASK = "videos.import_comments"
 COMMENTS_DEFAULT_LIMIT = 100
 COMMENTS_MAX_LIMIT = 1000
 DENSITY_DEFAULT_BINS = 100
@@ -369,22 +366,9 @@ class CommentsImportApi(ApiAuthMixin, APIView):
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
         try:
-            iter_comments(upload.open("rb"), upload.name)  # reads only the head: refuse a wrong file now
+            job = comments_import_start(video=video, upload=upload, user=request.user)
         except CommentFormatError as exc:
             raise exceptions.ValidationError({"file": [f"{upload.name}: {exc}"]}) from exc
-        upload.seek(0)
-        staged = default_storage.save(
-            f"projects/{video.project_id}/imports/comments/{video.pk}/{Path(upload.name).name}", upload
-        )
-        try:
-            job = job_create(
-                project=video.project,
-                kind=COMMENTS_TASK,
-                target=video,
-                user=request.user,
-                params={"staged": staged, "filename": upload.name, "size": upload.size},
-            )
         except JobAlreadyRunning as exc:
-            default_storage.delete(staged)
             return job_conflict(exc, view=self, message=f"Comments for {video.name} are already being imported.")
         return Response(job_payload(job, view=self), status=status.HTTP_202_ACCEPTED)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from django.db.models import Q, QuerySet
 
 from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
+from charts import svg
 from projects.models import Project
 
 from .models import DatasetRelease, ReleaseStatus
@@ -218,13 +219,11 @@ def _pairs(mapping: dict) -> tuple[list[str], list[float]]:
 
 
 def release_charts(release: DatasetRelease) -> list[dict]:
-    """The statistics page's charts (studio.charts geometry) with the numbers each one draws.
+    """The statistics page's charts (charts.svg geometry) with the numbers each one draws.
 
     Each entry: `id`, `title`, `chart`, and `table` (rows of label and values) so the exact numbers
     sit beside the picture.
     """
-    from studio import charts
-
     stats = release.statistics or {}
     out = []
 
@@ -236,7 +235,7 @@ def release_charts(release: DatasetRelease) -> list[dict]:
                 "id": "splits",
                 "title": "Videos per split (items in the table)",
                 # Videos, the unit a split is made of; items would not add up with them in one bar.
-                "chart": charts.bar_chart(
+                "chart": svg.bar_chart(
                     names,
                     [per_split[n].get("videos", 0) for n in names],
                     title="Videos per split",
@@ -256,7 +255,7 @@ def release_charts(release: DatasetRelease) -> list[dict]:
             {
                 "id": f"categories-{taxonomy}",
                 "title": title,
-                "chart": charts.bar_chart(labels, values, title=title, horizontal=True, label_width=160),
+                "chart": svg.bar_chart(labels, values, title=title, horizontal=True, label_width=160),
                 "table": {
                     "head": [TAXONOMY_LABELS.get(taxonomy, taxonomy.replace("_", " ")), "count"],
                     "rows": [list(p) for p in zip(labels, values, strict=True)],
@@ -272,7 +271,7 @@ def release_charts(release: DatasetRelease) -> list[dict]:
             {
                 "id": "duration-groups",
                 "title": title,
-                "chart": charts.bar_chart(labels, [groups[g] for g in labels], title=title, colour=1),
+                "chart": svg.bar_chart(labels, [groups[g] for g in labels], title=title, colour=1),
                 "table": {"head": ["group", "videos"], "rows": [[g, groups[g]] for g in labels]},
             }
         )
@@ -283,13 +282,13 @@ def release_charts(release: DatasetRelease) -> list[dict]:
     ):
         hist = stats.get(key) or {}
         counts = hist.get("counts") or []
-        labels = _bin_labels(hist.get(unit) or [], len(counts), charts.format_value)
+        labels = _bin_labels(hist.get(unit) or [], len(counts), svg.format_value)
         if labels and any(counts):
             out.append(
                 {
                     "id": chart_id,
                     "title": title,
-                    "chart": charts.bar_chart(labels, counts, title=title, colour=2),
+                    "chart": svg.bar_chart(labels, counts, title=title, colour=2),
                     "table": {"head": ["range", "count"], "rows": [list(p) for p in zip(labels, counts, strict=True)]},
                 }
             )
@@ -297,7 +296,7 @@ def release_charts(release: DatasetRelease) -> list[dict]:
     lengths = stats.get("option_lengths") or {}
     edges = lengths.get("edges_chars") or []
     correct, distractor = lengths.get("correct") or [], lengths.get("distractor") or []
-    labels = _bin_labels(edges, len(correct), charts.format_value)
+    labels = _bin_labels(edges, len(correct), svg.format_value)
     if labels and len(correct) == len(distractor) and (sum(correct) or sum(distractor)):
         # Shares, not counts: there are three or four distractors per correct option, and the question
         # is whether the correct option's length stands out.
@@ -308,7 +307,7 @@ def release_charts(release: DatasetRelease) -> list[dict]:
             {
                 "id": "option-lengths",
                 "title": title,
-                "chart": charts.line_chart(labels, [("correct", share_c), ("distractors", share_d)], title=title),
+                "chart": svg.line_chart(labels, [("correct", share_c), ("distractors", share_d)], title=title),
                 "table": {
                     "head": ["characters", "correct", "correct %", "distractors", "distractors %"],
                     "rows": [

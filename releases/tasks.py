@@ -12,6 +12,8 @@ from celery import shared_task
 
 from jobs.services import job_progress, job_running
 
+from .services import BUILD_TASK
+
 SOFT_LIMIT_S = 2 * 3600
 HARD_LIMIT_S = SOFT_LIMIT_S + 5 * 60
 
@@ -22,7 +24,7 @@ class ReleaseInvalid(Exception):
     """The written files did not pass validation (the release row lists the offending items)."""
 
 
-@shared_task(name="releases.build", acks_late=True, soft_time_limit=SOFT_LIMIT_S, time_limit=HARD_LIMIT_S)
+@shared_task(name=BUILD_TASK, acks_late=True, soft_time_limit=SOFT_LIMIT_S, time_limit=HARD_LIMIT_S)
 def build(job_id: int) -> None:
     release_build_job(job_id=job_id)
 

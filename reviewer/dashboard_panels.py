@@ -1,7 +1,7 @@
 """The dashboards' panels as people see them: each selector's numbers as charts, a table and links.
 
 `panels_build` runs the nine selectors of `reviewer.dashboards` for one range and turns their data
-into `Panel`s (charts from `studio.charts`, table cells, links to the rows behind every number);
+into `Panel`s (charts from `charts.svg`, table cells, links to the rows behind every number);
 `panels_html` draws them (the costly part of the page: thousands of SVG marks). The page view
 renders these live for a custom range, and `reviewer.dashboard_snapshots` stores them for presets.
 """
@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotator.models import ItemStatus
-from studio import charts
+from charts import svg
 
 from . import dashboards as d
 
@@ -47,7 +47,7 @@ class Panel:
     title: str
     csv_url: str
     intro: str = ""
-    charts: list = field(default_factory=list)  # charts.Chart, or (caption, Chart) for small multiples
+    charts: list = field(default_factory=list)  # svg.Chart, or (caption, Chart) for small multiples
     columns: list[str] = field(default_factory=list)
     rows: list[list[Cell]] = field(default_factory=list)
     note: str = ""
@@ -102,7 +102,7 @@ def _n(value: int, href: str | None) -> Cell:
 def _progress(panel: Panel, data, links: _Links) -> None:
     statuses = S.values
     panel.charts = [
-        charts.stacked_bar_chart(
+        svg.stacked_bar_chart(
             [r.label for r in data],
             [(S(s).label, [r.counts[s] for r in data]) for s in statuses],
             title="Items per kind and status",
@@ -126,7 +126,7 @@ def _throughput(panel: Panel, data: d.Throughput, links: _Links) -> None:
     per_day = data.per_day()
     days = [day.strftime("%m-%d") for day in data.days]
     panel.charts = [
-        charts.stacked_bar_chart(
+        svg.stacked_bar_chart(
             days,
             [(a, per_day[a]) for a in d.ACTIONS],
             title="Work per day, everyone",
@@ -134,7 +134,7 @@ def _throughput(panel: Panel, data: d.Throughput, links: _Links) -> None:
         )
     ]
     people = data.people()
-    sparks = charts.small_multiples(
+    sparks = svg.small_multiples(
         days,
         [(name, daily) for _pk, name, _totals, daily in people],
         width=150,
@@ -159,7 +159,7 @@ def _time(panel: Panel, data: list[d.TimingRow], links: _Links) -> None:
         ("90th percentile", [round((r.p90_s or 0) / 60, 2) for r in data]),
     ]
     panel.charts = [
-        charts.stacked_bar_chart(
+        svg.stacked_bar_chart(
             [r.label for r in data],
             minutes,
             title="Minutes per item: median and 90th percentile",
@@ -193,7 +193,7 @@ def _flags(panel: Panel, data: list[d.FlagRow], links: _Links, param: str) -> No
         return {param: r.key}
 
     panel.charts = [
-        charts.bar_chart(
+        svg.bar_chart(
             [r.label for r in data],
             [round((r.rate or 0) * 100, 1) for r in data],
             title="Flag rate, % of decided rounds",
@@ -217,7 +217,7 @@ def _flags(panel: Panel, data: list[d.FlagRow], links: _Links, param: str) -> No
 
 def _judge(panel: Panel, data: d.JudgeScores, links: _Links) -> None:
     for kind in data.kinds:
-        chart = charts.histogram(
+        chart = svg.histogram(
             d.BIN_EDGES,
             kind.bins,
             title=f"{kind.label}: judge scores",
@@ -251,7 +251,7 @@ def _judge(panel: Panel, data: d.JudgeScores, links: _Links) -> None:
 
 def _queues(panel: Panel, data: list[d.QueueRow], links: _Links) -> None:
     panel.charts = [
-        charts.bar_chart(
+        svg.bar_chart(
             [r.queue.name for r in data],
             [r.depth for r in data],
             title="Items with a free slot, per queue",
@@ -285,7 +285,7 @@ def _expired(panel: Panel, data: d.ExpiredLeases, links: _Links) -> None:
         return "none" if pk is None else pk
 
     panel.charts = [
-        charts.stacked_bar_chart(
+        svg.stacked_bar_chart(
             days,
             [(name, counts) for _pk, name, counts in series],
             title="Leases that lapsed, per day and queue",
@@ -314,7 +314,7 @@ def _agreement(panel: Panel, data: list[d.QueueAgreement], links: _Links) -> Non
 
     parts = [("all passed", "all_passed"), ("split", "split"), ("all flagged", "all_flagged")]
     panel.charts = [
-        charts.stacked_bar_chart(
+        svg.stacked_bar_chart(
             [r.name for r in data],
             [(label, [getattr(r, attr) for r in data]) for label, attr in parts],
             title="Units (item rounds with two or more verdicts) by how the examiners agreed",

@@ -35,7 +35,8 @@ from django.db import transaction
 from django.db.models import Avg, Count, Exists, OuterRef, Q
 
 from annotator.models import MCQ, ChainPair, ItemStatus, QAChain, QAPair
-from jobs.models import BackgroundJob, JobStatus
+from jobs.models import BackgroundJob
+from jobs.selectors import job_latest_for, jobs_active_for, jobs_failed
 from jobs.services import JobAlreadyRunning, job_create, job_progress
 from llm.client import LLMError, chat_json
 from llm.clip_context import seconds_text
@@ -176,15 +177,7 @@ def gate_process_waiting(*, project: Project, user=None) -> dict[str, int]:
         waiting = list(model.objects.filter(project=project, status=ItemStatus.SUBMITTED).order_by("pk"))
         if not waiting:
             continue
-        active = set(
-            BackgroundJob.objects.filter(
-                project=project,
-                kind=JUDGE_TASK,
-                target_type=model._meta.label_lower,
-                target_id__in=[i.pk for i in waiting],
-                status__in=[JobStatus.QUEUED, JobStatus.RUNNING],
-            ).values_list("target_id", flat=True)
-        )
+        active = jobs_active_for(project=project, kind=JUDGE_TASK, model=model, target_ids=[i.pk for i in waiting])
         for item in waiting:
             item.project = project
             if item.pk in active:
@@ -582,11 +575,7 @@ def item_scores(*, item, limit: int = 20) -> list[QualityScore]:
 
 
 def judge_job_latest(*, item) -> BackgroundJob | None:
-    return (
-        BackgroundJob.objects.filter(kind=JUDGE_TASK, target_type=type(item)._meta.label_lower, target_id=item.pk)
-        .order_by("-created_at", "-pk")
-        .first()
-    )
+    return job_latest_for(target=item, kind=JUDGE_TASK)
 
 
 def gate_waiting_counts(*, project: Project) -> dict[str, int]:
@@ -598,8 +587,4 @@ def gate_waiting_counts(*, project: Project) -> dict[str, int]:
 
 
 def judge_jobs_failed(*, project: Project, limit: int = 10) -> list[BackgroundJob]:
-    return list(
-        BackgroundJob.objects.filter(project=project, kind=JUDGE_TASK, status=JobStatus.FAILED).order_by("-created_at")[
-            :limit
-        ]
-    )
+    return list(jobs_failed(project=project, kind=JUDGE_TASK)[:limit])

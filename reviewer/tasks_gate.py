@@ -9,8 +9,10 @@ from celery import shared_task
 
 from jobs.services import job_running
 
+from .quality_gate import JUDGE_TASK
 
-@shared_task(name="reviewer.judge", acks_late=True, soft_time_limit=30 * 60, time_limit=31 * 60)
+
+@shared_task(name=JUDGE_TASK, acks_late=True, soft_time_limit=30 * 60, time_limit=31 * 60)
 def judge(job_id: int) -> None:
     from .quality_gate import judge_job_run
 

@@ -6,7 +6,7 @@ from django.db.models import Count, Q
 from django.urls import reverse
 
 from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
-from jobs.models import BackgroundJob, JobStatus
+from jobs.selectors import jobs_active, jobs_failed
 from projects.models import Project, Role
 from projects.permissions import roles_of
 from reviewer.models import Assignment, AssignmentStatus
@@ -61,13 +61,12 @@ def project_overview(*, project: Project, user) -> ProjectOverview:
         (label, [_sum(None, counts, statuses=cols) for _, cols in STAGE_COLUMNS], sum(counts.values()))
         for label, counts in (("QA chains", chains), ("Relations (chain pairs)", pairs), ("MCQs", mcqs))
     ]
-    jobs = BackgroundJob.objects.filter(project=project)
     overview = ProjectOverview(
         videos_by_status={s.label: video_counts[s.value] for s in VideoStatus} | {"Total": video_counts["total"]},
         videos_by_curation={s.label: video_counts[f"cur_{s.value}"] for s in CurationStatus},
         items=items,
-        active_jobs=list(jobs.filter(status__in=[JobStatus.QUEUED, JobStatus.RUNNING])[:10]),
-        failed_jobs=list(jobs.filter(status=JobStatus.FAILED)[:5]),
+        active_jobs=list(jobs_active(project=project)[:10]),
+        failed_jobs=list(jobs_failed(project=project)[:5]),
         my_assignments=Assignment.objects.filter(
             project=project, assignee=user, status=AssignmentStatus.ACTIVE
         ).count(),

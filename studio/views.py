@@ -1,9 +1,11 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from jobs.models import BackgroundJob
+from jobs.selectors import job_get
 from jobs.services import JobAlreadyRunning, job_retry
 from projects.permissions import Action, can, get_project_or_404, projects_for, roles_of
 
@@ -63,9 +65,16 @@ def project_settings(request, slug):
     return render(request, "studio/project_settings.html", {"project": project, "form": form})
 
 
+def _job_or_404(project, job_id) -> BackgroundJob:
+    job = job_get(project=project, job_id=job_id)
+    if job is None:
+        raise Http404("No such job in this project.")
+    return job
+
+
 def _job_for(request, slug, job_id) -> tuple:
     project = get_project_or_404(request.user, slug)
-    return project, get_object_or_404(BackgroundJob, pk=job_id, project=project)
+    return project, _job_or_404(project, job_id)
 
 
 @login_required
@@ -82,7 +91,7 @@ def job_status(request, slug, job_id):
 @require_POST
 def job_retry_view(request, slug, job_id):
     project = get_project_or_404(request.user, slug, Action.ADMINISTER)
-    job = get_object_or_404(BackgroundJob, pk=job_id, project=project)
+    job = _job_or_404(project, job_id)
     try:
         new_job = job_retry(job=job, user=request.user)
     except JobAlreadyRunning as exc:

@@ -2,14 +2,20 @@
 
 import io
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from django.core.files.storage import default_storage
 from django.db import connection, transaction
 from django.db.models import Count, FloatField
 from django.db.models.functions import Cast, Floor
 
+from jobs.models import BackgroundJob
+from jobs.services import JobAlreadyRunning, job_create
+
 from .comment_formats import CommentRow, RowProblem, copy_sql, iter_comments, write_copy_rows
 from .models import Comment, Video
 
+COMMENTS_IMPORT_TASK = "videos.import_comments"
 BATCH_ROWS = 50_000
 MAX_PROBLEMS_KEPT = 200
 
@@ -19,6 +25,31 @@ class CommentImport:
     imported: int = 0
     skipped: int = 0
     problems: list[RowProblem] = field(default_factory=list)
+
+
+def comments_import_start(*, video: Video, upload, user=None) -> BackgroundJob:
+    """Stage an uploaded comments file in storage and import it in the background (millions of rows).
+
+    A file that cannot be comments (binary, no time or text column, a JSON array) raises
+    comment_formats.CommentFormatError at once and nothing is staged; JobAlreadyRunning while the
+    video's comments are being imported (the staged copy is removed again).
+    """
+    iter_comments(upload.open("rb"), upload.name)  # reads only the head: refuse a wrong file now, not in the worker
+    upload.seek(0)
+    staged = default_storage.save(
+        f"projects/{video.project_id}/imports/comments/{video.pk}/{Path(upload.name).name}", upload
+    )
+    try:
+        return job_create(
+            project=video.project,
+            kind=COMMENTS_IMPORT_TASK,
+            target=video,
+            user=user,
+            params={"staged": staged, "filename": upload.name, "size": upload.size},
+        )
+    except JobAlreadyRunning:
+        default_storage.delete(staged)
+        raise
 
 
 def comments_import(*, video: Video, source, filename: str, progress=None) -> CommentImport:

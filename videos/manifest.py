@@ -15,6 +15,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from jobs.models import BackgroundJob
+from jobs.services import job_create
 from projects.models import Project
 from projects.refusals import Refused
 
@@ -24,6 +26,9 @@ from .text_encoding import TextDecodeError, decode_bytes
 VIDEO_SUFFIXES = {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".ts", ".flv", ".mpg", ".mpeg", ".wmv", ".3gp"}
 LOCATION_KEYS = ("path", "file", "url", "video_path", "location", "source")
 DOWNLOAD_TIMEOUT_S = 60
+MANIFEST_IMPORT_TASK = "videos.import_manifest"
+# A manifest lists paths or URLs, not videos: a few MB is already tens of thousands of rows.
+MANIFEST_MAX_BYTES = 20 * 1024 * 1024
 
 
 class ManifestError(Refused, ValueError):
@@ -59,6 +64,31 @@ class BulkImport:
     @property
     def refused(self) -> int:
         return sum(1 for o in self.outcomes if not o.ok)
+
+
+@dataclass
+class ManifestImportStarted:
+    rows: int  # rows found in the manifest
+    job: BackgroundJob  # the job that imports them
+
+
+def manifest_import_start(*, project: Project, upload, user=None) -> ManifestImportStarted:
+    """Read an uploaded manifest and import its rows in the background, one by one.
+
+    Raises ManifestError when the manifest is too large or cannot be read (nothing is queued), and
+    jobs.services.JobAlreadyRunning while another manifest import of the project is under way.
+    """
+    if upload.size > MANIFEST_MAX_BYTES:
+        limit_mb = MANIFEST_MAX_BYTES // 1024 // 1024
+        raise ManifestError(f"{upload.name} is larger than {limit_mb} MB; split the manifest.")
+    rows = parse_manifest(upload.read(), upload.name)
+    job = job_create(
+        project=project,
+        kind=MANIFEST_IMPORT_TASK,
+        user=user,
+        params={"rows": stage_rows_json(rows), "filename": upload.name},
+    )
+    return ManifestImportStarted(rows=len(rows), job=job)
 
 
 def parse_manifest(data: bytes, filename: str) -> list[ManifestRow]:

@@ -1,20 +1,21 @@
-"""Celery tasks: each takes a job id, marks the job running and calls one service."""
+"""Celery tasks: each takes a job id, marks the job running and calls one service.
+
+Each task is named by the constant its starting service queues the job under (the job's kind).
+"""
 
 from celery import shared_task
 from django.core.files.storage import default_storage
 
 from jobs.services import job_progress, job_running
 
+from .comments import COMMENTS_IMPORT_TASK
+from .ingest import PROCESS_TASK
+from .manifest import MANIFEST_IMPORT_TASK
+from .model_steps import COMPLEXITY_TASK, TRANSCRIBE_TASK
 from .models import Video
 
-# Model steps an admin starts by hand (they cost money): step → (task name, label).
-MODEL_STEPS = {
-    "transcribe": ("videos.transcribe", "Transcribing speech"),
-    "complexity": ("videos.complexity", "Scoring complexity"),
-}
 
-
-@shared_task(name="videos.process", acks_late=True)  # idempotent: safe to run twice
+@shared_task(name=PROCESS_TASK, acks_late=True)  # idempotent: safe to run twice
 def process(job_id: int) -> None:
     from .ingest import video_process
 
@@ -23,7 +24,7 @@ def process(job_id: int) -> None:
             video_process(video_id=job.target_id, job=job)
 
 
-@shared_task(name="videos.import_comments", acks_late=True)  # replaces the video's comments: idempotent
+@shared_task(name=COMMENTS_IMPORT_TASK, acks_late=True)  # replaces the video's comments: idempotent
 def import_comments(job_id: int) -> None:
     from .comments import comments_import
 
@@ -53,7 +54,7 @@ def import_comments(job_id: int) -> None:
         )
 
 
-@shared_task(name="videos.import_manifest")  # not acks_late: a re-run would only report duplicates
+@shared_task(name=MANIFEST_IMPORT_TASK)  # not acks_late: a re-run would only report duplicates
 def import_manifest(job_id: int) -> None:
     from .manifest import import_rows, rows_from_json
 
@@ -73,7 +74,7 @@ def import_manifest(job_id: int) -> None:
         job.message = f"{result.imported} imported, {result.refused} refused"
 
 
-@shared_task(name="videos.transcribe", acks_late=True)  # replaces the ASR cues: idempotent
+@shared_task(name=TRANSCRIBE_TASK, acks_late=True)  # replaces the ASR cues: idempotent
 def transcribe(job_id: int) -> None:
     from .transcription import video_transcribe
 
@@ -89,7 +90,7 @@ def transcribe(job_id: int) -> None:
         job.message = f"{count} transcript lines"
 
 
-@shared_task(name="videos.complexity", acks_late=True)
+@shared_task(name=COMPLEXITY_TASK, acks_late=True)
 def complexity(job_id: int) -> None:
     from .complexity import video_score_complexity
 

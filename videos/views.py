@@ -4,7 +4,6 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch, Q
 from django.http import Http404, JsonResponse
@@ -13,16 +12,16 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from jobs.models import BackgroundJob
-from jobs.services import JobAlreadyRunning, job_create
+from jobs.selectors import job_latest_for, jobs_latest_for
+from jobs.services import JobAlreadyRunning
 from projects.permissions import Action, can, get_project_or_404
 
 from .curation import RULES, external_scores_import, video_curation_override
 from .ingest import DuplicateVideo, ImportRefused, video_import, video_process_start
+from .model_steps import MODEL_STEPS, NoAudioTrack, video_step_start, videos_step_start
 from .models import CurationDecision, CurationStatus, Video, VideoStatus
 from .score_files import score_rows
 from .subtitles import SUBTITLE_MAX_BYTES
-from .tasks import MODEL_STEPS
 
 PAGE_SIZE = 50
 
@@ -51,21 +50,11 @@ def _video_rows(project, params):
     )
 
 
-def _active_jobs_by_video(project, videos) -> dict[int, BackgroundJob]:
-    jobs = BackgroundJob.objects.filter(
-        project=project, target_type="videos.video", target_id__in=[v.pk for v in videos]
-    ).order_by("target_id", "-created_at")
-    latest = {}
-    for job in jobs:
-        latest.setdefault(job.target_id, job)
-    return latest
-
-
 @login_required
 def video_list(request, slug):
     project = get_project_or_404(request.user, slug)
     page = Paginator(_video_rows(project, request.GET), PAGE_SIZE).get_page(request.GET.get("page"))
-    jobs = _active_jobs_by_video(project, page.object_list)
+    jobs = jobs_latest_for(project=project, targets=page.object_list)
     rows = [(video, jobs.get(video.pk)) for video in page.object_list]
     context = {
         "project": project,
@@ -118,7 +107,7 @@ def video_upload(request, slug):
         )
     except ImportRefused as exc:
         return JsonResponse({"ok": False, "error": str(exc)}, status=422)
-    job = BackgroundJob.objects.filter(target_type="videos.video", target_id=video.pk).order_by("-created_at").first()
+    job = job_latest_for(target=video)
     return JsonResponse(
         {
             "ok": True,
@@ -132,7 +121,9 @@ def video_upload(request, slug):
 
 def _video_for(request, slug, video_id, action):
     project = get_project_or_404(request.user, slug, action)
-    return project, get_object_or_404(Video, pk=video_id, project=project)
+    video = get_object_or_404(Video, pk=video_id, project=project)
+    video.project = project  # already fetched: spares a query wherever a service reads it
+    return project, video
 
 
 def _back(request, slug, video):
@@ -163,13 +154,12 @@ def video_run_step(request, slug, video_id, step):
     project, video = _video_for(request, slug, video_id, Action.ADMINISTER)
     if step not in MODEL_STEPS:
         raise Http404("No such step.")
-    task, label = MODEL_STEPS[step]
-    if step == "transcribe" and not video.has_audio:
-        messages.error(request, f"{video.name} has no audio track to transcribe.")
-        return _back(request, slug, video)
+    label = MODEL_STEPS[step].label
     try:
-        job_create(project=project, kind=task, target=video, user=request.user)
+        video_step_start(video=video, step=step, user=request.user)
         messages.success(request, f"{label} for {video.name}.")
+    except NoAudioTrack as exc:
+        messages.error(request, str(exc))
     except JobAlreadyRunning:
         messages.info(request, f"{label} for {video.name} is already under way.")
     return _back(request, slug, video)
@@ -182,19 +172,10 @@ def videos_run_step(request, slug, step):
     project = get_project_or_404(request.user, slug, Action.ADMINISTER)
     if step not in MODEL_STEPS:
         raise Http404("No such step.")
-    task, label = MODEL_STEPS[step]
-    videos = _video_rows(project, request.POST).filter(status=VideoStatus.READY)
-    if step == "transcribe":
-        videos = videos.filter(has_audio=True).exclude(cues__isnull=False)
-    else:
-        videos = videos.filter(complexity_score__isnull=True)
-    started = skipped = 0
-    for video in videos:
-        try:
-            job_create(project=project, kind=task, target=video, user=request.user)
-            started += 1
-        except JobAlreadyRunning:
-            skipped += 1
+    label = MODEL_STEPS[step].label
+    started, skipped = videos_step_start(
+        project=project, videos=_video_rows(project, request.POST), step=step, user=request.user
+    )
     messages.success(
         request, f"{label}: {started} jobs started" + (f", {skipped} already under way." if skipped else ".")
     )
@@ -253,7 +234,8 @@ def video_subtitles_upload(request, slug, video_id):
 @require_POST
 def video_comments_upload(request, slug, video_id):
     """Stage the file in storage and import it in the background (millions of rows)."""
-    from .comment_formats import CommentFormatError, iter_comments
+    from .comment_formats import CommentFormatError
+    from .comments import comments_import_start
 
     project, video = _video_for(request, slug, video_id, Action.ADMINISTER)
     upload = request.FILES.get("file")
@@ -261,22 +243,11 @@ def video_comments_upload(request, slug, video_id):
         messages.error(request, "Choose a comments file first.")
         return _back(request, slug, video)
     try:
-        iter_comments(upload.open("rb"), upload.name)  # refuse a wrong file now, not in the worker
+        job = comments_import_start(video=video, upload=upload, user=request.user)
     except CommentFormatError as exc:
         messages.error(request, f"{upload.name}: {exc}")
         return _back(request, slug, video)
-    upload.seek(0)
-    staged = default_storage.save(f"projects/{project.pk}/imports/comments/{video.pk}/{Path(upload.name).name}", upload)
-    try:
-        job = job_create(
-            project=project,
-            kind="videos.import_comments",
-            target=video,
-            user=request.user,
-            params={"staged": staged, "filename": upload.name, "size": upload.size},
-        )
     except JobAlreadyRunning:
-        default_storage.delete(staged)
         messages.info(request, "Comments for this video are already being imported.")
         return _back(request, slug, video)
     messages.success(request, f"Importing comments from {upload.name} (job {job.pk}).")

@@ -89,7 +89,7 @@ def measure_ingest(ctx: BenchContext) -> Measurement:
     from django.conf import settings
 
     from jobs.models import BackgroundJob
-    from videos.ingest import video_import, video_process
+    from videos.ingest import PROCESS_TASK, video_import, video_process
 
     path = _ingest_video(ctx)
     started = time.perf_counter()
@@ -100,7 +100,7 @@ def measure_ingest(ctx: BenchContext) -> Measurement:
     started = time.perf_counter()
     video = video_import(project=project, source=path, filename=path.name, process=False)
     job = BackgroundJob.objects.create(
-        project=project, kind="videos.process", target_type="videos.video", target_id=video.pk
+        project=project, kind=PROCESS_TASK, target_type="videos.video", target_id=video.pk
     )
     video_process(video_id=video.pk, job=job)
     ingest_s = time.perf_counter() - started

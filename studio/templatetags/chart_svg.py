@@ -1,9 +1,9 @@
-"""`{% svg_chart chart "id" %}`: draw a studio.charts.Chart inline (see studio/charts.py)."""
+"""`{% svg_chart chart "id" %}`: draw a charts.svg.Chart inline (see charts/svg.py)."""
 
 from django import template
 from django.utils.safestring import mark_safe
 
-from studio.charts import render_svg
+from charts.svg import render_svg
 
 register = template.Library()
 

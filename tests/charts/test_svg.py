@@ -3,7 +3,7 @@
 import pytest
 from django.template.loader import render_to_string
 
-from studio import charts
+from charts import svg as charts
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 Nothing here touches the database or knows what it draws. A function returns a `Chart` whose
 bars, lines, ticks and labels carry their pixel positions, values and (optionally) links; the
-partial `templates/charts/chart.html` draws any Chart:
+partial `templates/charts/chart.html` (through studio's `chart_svg` tag) draws any Chart:
 
     {% include "charts/chart.html" with chart=my_chart %}
 
