@@ -25,6 +25,7 @@ from .concurrency import StaleVersion, version_claim
 from .models import MCQ, ItemStatus, MCQVideo, Origin, ReferredMoment, VideoRole
 from .selectors import to_do_q
 from .submission import Submitted, item_hand_on
+from .versions import MCQ_FIELDS, MCQ_VERSION_TAG
 
 QUESTION_MAX_CHARS = 5000
 OPTION_MAX_CHARS = 1000
@@ -32,7 +33,7 @@ MAX_MOMENTS = 50
 MAX_VIDEOS = 10
 LEVEL_MAX_CHARS = 20
 # History reasons: rows a save rewrote ("mcq:v7"), and an undo's restored version ("undo:5").
-VERSION_TAG = "mcq:v"
+VERSION_TAG = MCQ_VERSION_TAG
 UNDO_REASON = re.compile(r"^undo:(\d+)$")
 
 
@@ -525,21 +526,7 @@ def mcq_save(
         if reason:
             locked._change_reason = reason
         locked._history_user = _history_user(user)
-        locked.save(
-            update_fields=[
-                "question",
-                "referring_start",
-                "referring_end",
-                "referring_query",
-                "question_wo_referring_query",
-                "options",
-                "correct_index",
-                "category",
-                "level",
-                "task_group",
-                "updated_at",
-            ]
-        )
+        locked.save(update_fields=[*MCQ_FIELDS, "updated_at"])
         if locked.status == ItemStatus.DRAFT:
             # The first human save takes a machine draft into annotation.
             item_transition(item=locked, to_status=ItemStatus.ANNOTATING, actor=user)
