@@ -7,9 +7,9 @@ started from, and the pairs are replaced in one transaction, so a save is all or
 History: each content version leaves one QAChain history row (simple-history) stamped at the
 moment its pairs were written, and every pair write leaves a QAPair history row with that same
 stamp. "The content of version N" is therefore the pairs as of the latest chain history row of
-version N (annotator.versions rebuilds it); `chain_undo` restores it as a new version. Rows written outside these services
-(bulk_create by machine drafts or data loaders) get a baseline history row on the first save, so
-the version they belong to can be restored too.
+version N (annotator.versions rebuilds it); `chain_undo` restores it as a new version. Rows
+written outside these services (bulk_create by machine drafts or data loaders) get a baseline
+history row on the first save, so the version they belong to can be restored too.
 """
 
 from __future__ import annotations

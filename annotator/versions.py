@@ -265,6 +265,8 @@ def _reason_label(reason: str) -> str:
 
 @dataclass
 class ItemTimeline:
+    """Every recorded content version of one item, by version number."""
+
     item: Any
     kind: str
     versions: dict[int, ContentVersion] = field(default_factory=dict)
@@ -304,6 +306,7 @@ def _attributed_versions(part_rows: list, item_rows: list) -> list[int]:
 
 
 def item_timeline(item) -> ItemTimeline:
+    """All of the item's content versions, rebuilt from its history rows (a fixed number of queries)."""
     kind = item_kind(item)
     spec = SPECS[kind]
     item_rows = list(
