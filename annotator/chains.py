@@ -7,9 +7,9 @@ started from, and the pairs are replaced in one transaction, so a save is all or
 History: each content version leaves one QAChain history row (simple-history) stamped at the
 moment its pairs were written, and every pair write leaves a QAPair history row with that same
 stamp. "The content of version N" is therefore the pairs as of the latest chain history row of
-version N; `chain_undo` restores it as a new version. Rows written outside these services
-(bulk_create by machine drafts or data loaders) get a baseline history row on the first save, so
-the version they belong to can be restored too.
+version N (annotator.versions rebuilds it); `chain_undo` restores it as a new version. Rows
+written outside these services (bulk_create by machine drafts or data loaders) get a baseline
+history row on the first save, so the version they belong to can be restored too.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from django.utils import timezone
 from projects.refusals import Refused
 from reviewer.workflow import EDITABLE, item_transition
 
+from . import versions
 from .concurrency import StaleVersion, version_claim
 from .models import ItemStatus, QAChain, QAPair
 from .submission import Submitted, item_hand_on
@@ -278,8 +279,9 @@ def _history_baseline(*, chain: QAChain, pairs: list[QAPair]) -> None:
 
 def chain_content_at(*, chain: QAChain, version: int) -> list[dict]:
     """The turns of `chain` as they were at `version`, in order: [{id, question, answer, skill}]."""
-    record = QAChain.history.filter(id=chain.pk, version=version).order_by("-history_date", "-history_id").first()
-    if record is None:
+    try:
+        turns = versions.item_content_at(chain, version)["turns"]
+    except versions.VersionUnknown:
         draft = (chain.machine_draft or {}).get("pairs") if version == 1 else None
         if isinstance(draft, list) and draft:
             # Version 1 of a machine draft is what the machine proposed.
@@ -293,15 +295,8 @@ def chain_content_at(*, chain: QAChain, version: int) -> list[dict]:
                 for p in draft
                 if isinstance(p, dict)
             ]
-        raise NothingToUndo(f"Version {version} of this chain was not recorded, so it cannot be restored.")
-    latest: dict[int, object] = {}
-    rows = QAPair.history.filter(chain_id=chain.pk, history_date__lte=record.history_date).order_by(
-        "history_date", "history_id"
-    )
-    for row in rows:
-        latest[row.id] = row
-    alive = sorted((r for r in latest.values() if r.history_type != "-"), key=lambda r: (r.index, r.id))
-    return [{"id": r.id, "question": r.question, "answer": r.answer, "skill": r.skill} for r in alive]
+        raise NothingToUndo(f"Version {version} of this chain was not recorded, so it cannot be restored.") from None
+    return [{"id": t["id"], "question": t["question"], "answer": t["answer"], "skill": t["skill"]} for t in turns]
 
 
 def _undo_target(chain: QAChain) -> int:

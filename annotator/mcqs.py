@@ -21,11 +21,12 @@ from reviewer.workflow import EDITABLE, item_transition
 from videos.models import Video
 from videos.unusable import unusable_reasons
 
-from . import mcq_checks
+from . import mcq_checks, versions
 from .concurrency import StaleVersion, version_claim
 from .models import MCQ, ItemStatus, MCQVideo, Origin, ReferredMoment, VideoRole
 from .selectors import to_do_q
 from .submission import Submitted, item_hand_on
+from .versions import MCQ_FIELDS, MCQ_VERSION_TAG
 
 QUESTION_MAX_CHARS = 5000
 OPTION_MAX_CHARS = 1000
@@ -33,7 +34,7 @@ MAX_MOMENTS = 50
 MAX_VIDEOS = 10
 LEVEL_MAX_CHARS = 20
 # History reasons: rows a save rewrote ("mcq:v7"), and an undo's restored version ("undo:5").
-VERSION_TAG = "mcq:v"
+VERSION_TAG = MCQ_VERSION_TAG
 UNDO_REASON = re.compile(r"^undo:(\d+)$")
 
 
@@ -542,21 +543,7 @@ def mcq_save(
         if reason:
             locked._change_reason = reason
         locked._history_user = _history_user(user)
-        locked.save(
-            update_fields=[
-                "question",
-                "referring_start",
-                "referring_end",
-                "referring_query",
-                "question_wo_referring_query",
-                "options",
-                "correct_index",
-                "category",
-                "level",
-                "task_group",
-                "updated_at",
-            ]
-        )
+        locked.save(update_fields=[*MCQ_FIELDS, "updated_at"])
         if locked.status == ItemStatus.DRAFT:
             # The first human save takes a machine draft into annotation.
             item_transition(item=locked, to_status=ItemStatus.ANNOTATING, actor=user)
@@ -568,21 +555,6 @@ def mcq_save(
     for name in ("version", "status", "human_edited", "author_id", "updated_at"):
         setattr(mcq, name, getattr(locked, name))
     return MCQSaved(mcq=locked, state=state, warnings=warnings, blockers=blockers)
-
-
-def _children_at(model, *, mcq_id: int, version: int) -> list:
-    """The rows of `model` (videos or moments) an MCQ had at `version`: its history replayed up to
-    the first rewrite by a later save."""
-    rows: dict[int, object] = {}
-    for record in model.history.filter(mcq_id=mcq_id).order_by("history_date", "history_id"):
-        reason = record.history_change_reason or ""
-        if reason.startswith(VERSION_TAG) and int(reason[len(VERSION_TAG) :]) > version:
-            break
-        if record.history_type == "-":
-            rows.pop(record.id, None)
-        else:
-            rows[record.id] = record
-    return sorted(rows.values(), key=lambda r: (r.order, getattr(r, "time_s", 0), r.id))
 
 
 def _undo_target(mcq: MCQ) -> int:
@@ -599,31 +571,30 @@ def _undo_target(mcq: MCQ) -> int:
 def mcq_undo(*, mcq: MCQ, user, expected_version: int) -> MCQSaved:
     """Bring back the content of the version before this one, as a new version (undo again walks
     further back). Raises NothingToUndo, or what mcq_save raises."""
-    target = _undo_target(MCQ.objects.get(pk=mcq.pk))
-    record = (
-        MCQ.history.filter(id=mcq.pk, version=target).order_by("-history_date", "-history_id").first()
-        if target >= 1
-        else None
-    )
-    if record is None:
+    current = MCQ.objects.get(pk=mcq.pk)
+    target = _undo_target(current)
+    try:
+        content = versions.item_content_at(current, target) if target >= 1 else None
+    except versions.VersionUnknown:
+        content = None
+    if content is None:
         raise NothingToUndo("There is no earlier version of this MCQ to go back to.")
-    links = _children_at(MCQVideo, mcq_id=mcq.pk, version=target)
-    moments = _children_at(ReferredMoment, mcq_id=mcq.pk, version=target)
     saved = mcq_save(
         mcq=mcq,
         expected_version=expected_version,
         user=user,
-        question=record.question,
-        referring_start=record.referring_start,
-        referring_end=record.referring_end,
-        question_wo_referring_query=record.question_wo_referring_query,
-        options=list(record.options or []),
-        correct_index=record.correct_index,
-        category=record.category,
-        level=record.level,
+        question=content["question"],
+        referring_start=content["referring_start"],
+        referring_end=content["referring_end"],
+        question_wo_referring_query=content["question_wo_referring_query"],
+        options=list(content["options"] or []),
+        correct_index=content["correct_index"],
+        category=content["category"],
+        level=content["level"],
         # A version whose videos history never saw (rows older than history) keeps today's.
-        videos=[{"video_id": r.video_id, "role": r.role, "order": r.order} for r in links] or None,
-        moments=[{"video_id": m.video_id, "time_s": m.time_s} for m in moments],
+        videos=[{"video_id": v["video_id"], "role": v["role"], "order": i} for i, v in enumerate(content["videos"])]
+        or None,
+        moments=[{"video_id": m["video_id"], "time_s": m["time_s"]} for m in content["moments"]],
         reason=f"undo:{target}",
     )
     saved.restored_version = target

@@ -45,6 +45,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotator.models import MCQ, ChainPair, ItemStatus, MCQVideo, QAChain, QAPair, ReferredMoment, Relation
+from annotator.versions import LINK_FIELDS, MCQ_FIELDS, TURN_FIELDS
 from projects.models import ProjectKind
 from projects.refusals import Refused
 from videos.models import SubtitleCue, Video
@@ -591,11 +592,11 @@ def _load_chunk(chunk: list[VideoInfo], selection: _Selection, ctx: BuildContext
         for row in (
             QAPair.objects.filter(chain_id__in=chain_ids)
             .order_by("chain_id", "index", "pk")
-            .values_list(
-                "chain_id", "pk", "index", "question", "answer", "skill", "question_translation", "answer_translation"
-            )
+            .values("chain_id", "pk", "index", *TURN_FIELDS)
         ):
-            by_id[row[0]].pairs.append(PairData(*row[1:]))
+            by_id[row["chain_id"]].pairs.append(
+                PairData(id=row["pk"], index=row["index"], **{f: row[f] for f in TURN_FIELDS})
+            )
 
     chain_pairs: dict[int, list[ChainPairData]] = defaultdict(list)
     cp_by_id: dict[int, ChainPairData] = {}
@@ -619,28 +620,21 @@ def _load_chunk(chunk: list[VideoInfo], selection: _Selection, ctx: BuildContext
             Relation.objects.filter(chain_pair_id__in=pair_ids)
             .exclude(decision="rejected")
             .order_by("chain_pair_id", "from_pair__index", "to_pair__index", "pk")
-            .values_list(
-                "chain_pair_id",
-                "pk",
-                "from_pair_id",
-                "to_pair_id",
-                "from_pair__index",
-                "to_pair__index",
-                "relation_type",
-                "decision",
-                "origin",
-                "rationale",
-                "original_question",
-                "original_answer",
-                "rewritten_question",
-                "rewritten_answer",
-            )
+            .values("chain_pair_id", "pk", "from_pair__index", "to_pair__index", *LINK_FIELDS)
         ):
-            cp = cp_by_id[row[0]]
+            cp = cp_by_id[row["chain_pair_id"]]
+            decision = row["decision"]
             # A candidate link is released only from a chain pair that is itself not yet accepted (a
             # release that asked for unreviewed items); an accepted pair releases its accepted links.
-            if row[7] == "accepted" or (row[7] == "candidate" and cp.meta["status"] != ItemStatus.ACCEPTED):
-                cp.relations.append(RelationData(*row[1:]))
+            if decision == "accepted" or (decision == "candidate" and cp.meta["status"] != ItemStatus.ACCEPTED):
+                cp.relations.append(
+                    RelationData(
+                        id=row["pk"],
+                        from_index=row["from_pair__index"],
+                        to_index=row["to_pair__index"],
+                        **{f: row[f] for f in LINK_FIELDS},
+                    )
+                )
 
     mcqs: dict[int, list[MCQData]] = defaultdict(list)
     if mcq_ids:
@@ -651,25 +645,7 @@ def _load_chunk(chunk: list[VideoInfo], selection: _Selection, ctx: BuildContext
             .values_list("mcq_id", "video_id", "time_s", "frame_index", "order", "note")
         ):
             moments[row[0]].append(MomentData(*row[1:]))
-        for row in (
-            MCQ.objects.filter(pk__in=mcq_ids)
-            .order_by("pk")
-            .values(
-                "pk",
-                "question",
-                "referring_query",
-                "referring_start",
-                "referring_end",
-                "question_wo_referring_query",
-                "options",
-                "correct_index",
-                "category",
-                "level",
-                "task_group",
-                "question_translation",
-                *ITEM_FIELDS,
-            )
-        ):
+        for row in MCQ.objects.filter(pk__in=mcq_ids).order_by("pk").values("pk", *MCQ_FIELDS, *ITEM_FIELDS):
             links = [
                 MCQVideoData(
                     video_id=video_id,
@@ -685,17 +661,7 @@ def _load_chunk(chunk: list[VideoInfo], selection: _Selection, ctx: BuildContext
                 family=mcq_family(
                     project=ctx.project, video_count=len(links), category=row["category"], lvb_codes=lvb_codes
                 ),
-                question=row["question"],
-                referring_query=row["referring_query"],
-                referring_start=row["referring_start"],
-                referring_end=row["referring_end"],
-                question_wo_referring_query=row["question_wo_referring_query"],
-                options=list(row["options"] or []),
-                correct_index=row["correct_index"],
-                category=row["category"],
-                level=row["level"],
-                task_group=row["task_group"],
-                question_translation=row["question_translation"],
+                **{**{f: row[f] for f in MCQ_FIELDS}, "options": list(row["options"] or [])},
                 videos=links,
                 moments=moments.get(row["pk"], []),
                 meta=_meta(row),

@@ -11,14 +11,13 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotator.concurrency import StaleVersion
+from annotator.versions import VersionUnknown, item_diff
 from projects.permissions import Action, can, get_project_or_404
 
 from .gate_views import editor_url, item_or_404, item_scores_context
 from .history import (
     RevertRefused,
-    VersionUnknown,
     diff_against_machine_draft,
-    item_diff,
     item_history_versions,
     item_label,
     item_revert,

@@ -35,6 +35,7 @@ from annotator.selectors import (
     chain_pair_for_editor,
     chain_pairs_for_editor,
 )
+from annotator.versions import VersionUnknown, item_diff
 from llm.prompts import OPTION_LETTERS
 from projects.permissions import Action, can, get_project_or_404
 from projects.refusals import refusal_redirect
@@ -61,7 +62,7 @@ from .examination import (
     verdict_submit,
 )
 from .gate_views import item_or_404, item_scores_context
-from .history import VersionUnknown, diff_against_machine_draft, item_diff, item_label
+from .history import diff_against_machine_draft, item_label
 from .models import Assignment, AssignmentStatus, ExamVerdict, ItemKind, ReviewQueue
 from .quality_gate import gate_applies
 from .queues import DEFAULT_LEASE_SECONDS, item_path, queue_stats

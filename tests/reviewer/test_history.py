@@ -8,19 +8,16 @@ from annotator.concurrency import StaleVersion
 from annotator.mcqs import mcq_create, mcq_save
 from annotator.models import ItemStatus, Origin, QAChain, QAPair, Relation, VideoRole
 from annotator.relations import chain_pair_submit, relation_add, relation_remove
-from reviewer.history import (
+from annotator.versions import (
     REASON_REVERT,
-    RevertRefused,
     VersionUnknown,
     content_diff,
-    diff_against_machine_draft,
     item_content_at,
     item_diff,
-    item_history_versions,
-    item_revert,
     item_versions,
     word_diff,
 )
+from reviewer.history import RevertRefused, diff_against_machine_draft, item_history_versions, item_revert
 from reviewer.models import ReviewEvent
 from reviewer.workflow import item_transition
 from tests import factories
