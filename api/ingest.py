@@ -21,9 +21,9 @@ from jobs.services import JobAlreadyRunning
 from projects.permissions import Action, get_project_or_404
 from videos.ingest import PROCESS_TASK, video_import, video_process_start
 from videos.manifest import LOCATION_KEYS, ManifestError, manifest_import_start
-from videos.model_steps import MODEL_STEPS, NoAudioTrack, video_step_start
+from videos.model_steps import MODEL_STEPS, video_step_start
 
-from .errors import ErrorResponseSerializer, error_body
+from .errors import ErrorResponseSerializer
 from .jobs import JOB_RUNNING, SLUG, VIDEO_ID, JobSerializer, job_conflict, job_payload
 from .lookups import video_or_404
 from .mixins import ApiAuthMixin
@@ -215,8 +215,6 @@ class _ModelStepApi(ApiAuthMixin, APIView):
         label = MODEL_STEPS[self.step].label
         try:
             job = video_step_start(video=video, step=self.step, user=request.user, params=params)
-        except NoAudioTrack as exc:
-            return Response(error_body(code="no_audio", message=str(exc)), status=422)
         except JobAlreadyRunning as exc:
             return job_conflict(exc, view=self, message=f"{label} for {video.name} is already under way.")
         return Response(job_payload(job, view=self), status=status.HTTP_202_ACCEPTED)

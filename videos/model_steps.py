@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from jobs.models import BackgroundJob
 from jobs.services import JobAlreadyRunning, job_create
 from projects.models import Project
+from projects.refusals import Refused
 
 from .models import Video, VideoStatus
 
@@ -30,8 +31,10 @@ MODEL_STEPS = {
 }
 
 
-class NoAudioTrack(Exception):
+class NoAudioTrack(Refused):
     """Transcription was asked of a video without sound; the message says so, for the user."""
+
+    status, code = 422, "no_audio"
 
 
 def video_step_start(*, video: Video, step: str, user=None, params: dict | None = None) -> BackgroundJob:
