@@ -10,7 +10,9 @@ from celery import shared_task
 from jobs.services import job_running
 
 
-@shared_task(name="reviewer.judge", acks_late=True, soft_time_limit=30 * 60, time_limit=31 * 60)
+@shared_task(
+    name="reviewer.judge", acks_late=True, reject_on_worker_lost=True, soft_time_limit=30 * 60, time_limit=31 * 60
+)
 def judge(job_id: int) -> None:
     from .quality_gate import judge_job_run
 
