@@ -183,15 +183,31 @@ def jobs_sweep_stale() -> dict[str, list[int]]:
 
 
 def _restart_allowed(job: BackgroundJob) -> bool:
-    return job.attempts <= settings.JOB_AUTO_RESTARTS and _runs_twice_safely(job.kind)
+    return job.attempts <= settings.JOB_AUTO_RESTARTS and _runs_twice_safely(job.kind) and not _outlived_limit(job)
+
+
+def _task(kind: str):
+    if kind not in current_app.tasks:
+        current_app.loader.import_default_modules()
+    return current_app.tasks.get(kind)
 
 
 def _runs_twice_safely(kind: str) -> bool:
     """Whether the job's task is declared safe to run twice: `acks_late`, by the house convention."""
-    if kind not in current_app.tasks:
-        current_app.loader.import_default_modules()
-    task = current_app.tasks.get(kind)
+    task = _task(kind)
     return bool(task is not None and task.acks_late)
+
+
+def _outlived_limit(job: BackgroundJob) -> float | None:
+    """The task's time limit (s) when the run was still alive past it: Celery killed it for that, and
+    a new run would stop there too."""
+    task = _task(job.kind)
+    if task is None or job.heartbeat_at is None or job.started_at is None:
+        return None
+    conf = current_app.conf
+    limit = task.soft_time_limit or conf.task_soft_time_limit or task.time_limit or conf.task_time_limit
+    ran_s = (job.heartbeat_at - job.started_at).total_seconds()
+    return limit if limit and ran_s >= limit else None
 
 
 def _abandon_if_stale(job: BackgroundJob) -> bool:
@@ -215,10 +231,15 @@ def _job_abandon(job: BackgroundJob, *, reason: str) -> None:
 def _stopped_reason(job: BackgroundJob, *, replaced: bool = False) -> str:
     last = job.heartbeat_at or job.started_at or job.created_at
     silent_s = int((timezone.now() - last).total_seconds()) if last else 0
-    silence = f"{silent_s // 60} min" if silent_s >= 120 else f"{silent_s} s"
-    head = f"The worker running this job stopped (no sign of life for {silence})"
+    head = f"The worker running this job stopped (no sign of life for {_duration(silent_s)})"
     if replaced:
         return f"{head}; a new run takes its place."
+    limit = _outlived_limit(job)
+    if limit:
+        return (
+            f"{head}, after it had run past its time limit of {_duration(limit)}: a new run would stop there "
+            "too. Make the job smaller or raise the limit, then retry it."
+        )
     if not _runs_twice_safely(job.kind):
         return (
             f"{head}. This kind of job is not run again by itself, because running it twice could repeat "
@@ -228,3 +249,10 @@ def _stopped_reason(job: BackgroundJob, *, replaced: bool = False) -> str:
         f"{head}; it stopped in each of its {job.attempts} runs, so it is not run again by itself. "
         "Retry it once the cause (memory, a crash, a restart) is fixed."
     )
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds >= 2 * 3600:
+        return f"{seconds / 3600:.1f} h".replace(".0 h", " h")
+    return f"{seconds // 60} min" if seconds >= 120 else f"{seconds} s"

@@ -181,3 +181,17 @@ def test_the_api_retries_a_job_whose_worker_stopped(client, project, people, sen
     assert response.json()["id"] != stale.pk
     response = client.post(f"/api/projects/{project.slug}/videos/{video.pk}/reprocess/")
     assert response.status_code == 409  # the retry is queued: it is the live one now
+
+
+def test_a_job_that_outlived_its_time_limit_is_not_run_again(project, sent):
+    # reviewer.judge stops softly after 30 min; this run was still beating at 35 min, so the hard
+    # limit ended it, and a new run would end the same way.
+    job = _running(project, silent_s=300, kind="reviewer.judge")
+    BackgroundJob.objects.filter(pk=job.pk).update(started_at=job.heartbeat_at - timedelta(minutes=35))
+    assert jobs_sweep_stale() == {"restarted": [], "failed": [job.pk]}
+    job.refresh_from_db()
+    assert job.error == (
+        "The worker running this job stopped (no sign of life for 5 min), after it had run past its time limit "
+        "of 30 min: a new run would stop there too. Make the job smaller or raise the limit, then retry it."
+    )
+    assert sent == []
