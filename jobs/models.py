@@ -38,6 +38,9 @@ class BackgroundJob(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # Refreshed while the job runs (by its progress and by a timer beside the task): a running job
+    # whose heartbeat is old lost its worker, and the sweep restarts or fails it.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -50,6 +53,8 @@ class BackgroundJob(models.Model):
         indexes = [
             models.Index(fields=["project", "status"]),
             models.Index(fields=["target_type", "target_id"]),
+            # The stale-job sweep reads only running jobs, every minute, from a table that keeps them all.
+            models.Index(fields=["heartbeat_at"], condition=Q(status="running"), name="job_running_heartbeat"),
         ]
 
     def __str__(self) -> str:

@@ -2,8 +2,9 @@
 
 `acks_late` is safe: the build writes every file afresh under the release's own folder from the
 same inputs (same bytes), and refuses a release that is already ready or deleted, so a task
-delivered twice, or again after a worker died, ends with one ready release. The time limits sit
-below the broker's visibility timeout (4 h), so a running build is never handed out a second time.
+delivered twice, or again after a worker died, ends with one ready release. A copy handed out
+while the build still runs (the broker's visibility timeout is shorter than a long build) finds the
+job's heartbeat fresh and does nothing (jobs.services.job_running).
 """
 
 from collections.abc import Callable
@@ -24,7 +25,9 @@ class ReleaseInvalid(Exception):
     """The written files did not pass validation (the release row lists the offending items)."""
 
 
-@shared_task(name=BUILD_TASK, acks_late=True, soft_time_limit=SOFT_LIMIT_S, time_limit=HARD_LIMIT_S)
+@shared_task(
+    name=BUILD_TASK, acks_late=True, reject_on_worker_lost=True, soft_time_limit=SOFT_LIMIT_S, time_limit=HARD_LIMIT_S
+)
 def build(job_id: int) -> None:
     release_build_job(job_id=job_id)
 

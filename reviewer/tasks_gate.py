@@ -12,7 +12,7 @@ from jobs.services import job_running
 from .quality_gate import JUDGE_TASK
 
 
-@shared_task(name=JUDGE_TASK, acks_late=True, soft_time_limit=30 * 60, time_limit=31 * 60)
+@shared_task(name=JUDGE_TASK, acks_late=True, reject_on_worker_lost=True, soft_time_limit=30 * 60, time_limit=31 * 60)
 def judge(job_id: int) -> None:
     from .quality_gate import judge_job_run
 

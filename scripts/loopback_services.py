@@ -169,11 +169,14 @@ def start_redis(base: Path) -> Service:
     return Service("redis", f"redis://127.0.0.1:{port}/0", proc, log, {"port": port})
 
 
-def start_celery_worker(base: Path, env: dict[str, str], concurrency: int = 2, timeout: float = 60) -> Service:
-    """A real worker process; returns once it answers a ping."""
+def start_celery_worker(
+    base: Path, env: dict[str, str], concurrency: int = 2, timeout: float = 60, beat: bool = False
+) -> Service:
+    """A real worker process; returns once it answers a ping. `beat`: with the periodic tasks inside."""
     base.mkdir(parents=True, exist_ok=True)
     log = base / "celery.log"
     full_env = {**os.environ, **env}
+    beat_args = ["--beat", "--schedule-filename", str(base / "celerybeat-schedule")] if beat else []
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -192,6 +195,7 @@ def start_celery_worker(base: Path, env: dict[str, str], concurrency: int = 2, t
             "--without-mingle",
             "-n",
             f"test-{os.getpid()}@%h",
+            *beat_args,
         ],
         cwd=REPO,
         env=full_env,

@@ -140,8 +140,11 @@ def _int_or_none(value) -> int | None:
 
 def video_process_start(*, video: Video, user=None) -> BackgroundJob:
     """Queue (re)processing; refuses a second one while the first runs."""
-    Video.objects.filter(pk=video.pk).update(status=VideoStatus.PROCESSING, status_reason="")
-    return job_create(project=video.project, kind=PROCESS_TASK, target=video, user=user)
+    with transaction.atomic():
+        # The job first: replacing one whose worker died fails the video, which this run then revives.
+        job = job_create(project=video.project, kind=PROCESS_TASK, target=video, user=user)
+        Video.objects.filter(pk=video.pk).update(status=VideoStatus.PROCESSING, status_reason="")
+    return job
 
 
 def video_process(*, video_id: int, job: BackgroundJob) -> None:

@@ -1,6 +1,10 @@
 """Celery tasks: each takes a job id, marks the job running and calls one service.
 
 Each task is named by the constant its starting service queues the job under (the job's kind).
+
+A task safe to run twice says so with `acks_late` and `reject_on_worker_lost`: the broker hands it
+out again when the process running it dies, and the stale-job sweep restarts its job
+(jobs.services.jobs_sweep_stale); any other task's job is marked failed when its worker dies.
 """
 
 from celery import shared_task
@@ -15,7 +19,8 @@ from .model_steps import COMPLEXITY_TASK, TRANSCRIBE_TASK
 from .models import Video
 
 
-@shared_task(name=PROCESS_TASK, acks_late=True)  # idempotent: safe to run twice
+# Idempotent: safe to run twice.
+@shared_task(name=PROCESS_TASK, acks_late=True, reject_on_worker_lost=True)
 def process(job_id: int) -> None:
     from .ingest import video_process
 
@@ -24,7 +29,8 @@ def process(job_id: int) -> None:
             video_process(video_id=job.target_id, job=job)
 
 
-@shared_task(name=COMMENTS_IMPORT_TASK, acks_late=True)  # replaces the video's comments: idempotent
+# Replaces the video's comments: idempotent.
+@shared_task(name=COMMENTS_IMPORT_TASK, acks_late=True, reject_on_worker_lost=True)
 def import_comments(job_id: int) -> None:
     from .comments import comments_import
 
@@ -74,7 +80,8 @@ def import_manifest(job_id: int) -> None:
         job.message = f"{result.imported} imported, {result.refused} refused"
 
 
-@shared_task(name=TRANSCRIBE_TASK, acks_late=True)  # replaces the ASR cues: idempotent
+# Replaces the ASR cues: idempotent.
+@shared_task(name=TRANSCRIBE_TASK, acks_late=True, reject_on_worker_lost=True)
 def transcribe(job_id: int) -> None:
     from .transcription import video_transcribe
 
@@ -90,7 +97,8 @@ def transcribe(job_id: int) -> None:
         job.message = f"{count} transcript lines"
 
 
-@shared_task(name=COMPLEXITY_TASK, acks_late=True)
+# Overwrites the one score: idempotent.
+@shared_task(name=COMPLEXITY_TASK, acks_late=True, reject_on_worker_lost=True)
 def complexity(job_id: int) -> None:
     from .complexity import video_score_complexity
 

@@ -177,8 +177,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024
 REDIS_URL = env("REDIS_URL", default="")
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    # Above the longest task's hard limit, so a running task is never handed out twice.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 4 * 3600}
+    # How long an unacknowledged message waits before Redis hands it out again: what brings back a
+    # task whose whole worker died before it finished. Above the hard limit of every acks_late task
+    # that is not a job (expire_leases: 5 min); a job's task handed out again while it still runs
+    # finds its heartbeat fresh and does nothing (jobs.services.job_running).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT_S", default=15 * 60)}
 else:
     # A broker that needs no server: messages are files in a folder both processes share.
     _broker_dir = VAR_DIR / "broker"
@@ -216,7 +219,21 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Periodic tasks, sent by one beat process (`make run`: embedded in the worker; docker-compose: the
 # `beat` service). Each message expires before the next is due, so a stopped worker does not find a
 # pile of identical sweeps when it comes back.
+# A running job refreshes its heartbeat at least this often (seconds); one whose heartbeat is older
+# than JOB_STALE_AFTER_S lost its worker (killed, out of memory, machine gone). The sweep, every
+# JOB_SWEEP_PERIOD_S, runs such a job again when its task is safe to run twice, at most
+# JOB_AUTO_RESTARTS times, and otherwise marks it failed with the reason.
+JOB_HEARTBEAT_S = env.float("JOB_HEARTBEAT_S", default=30.0)
+JOB_STALE_AFTER_S = env.float("JOB_STALE_AFTER_S", default=180.0)
+JOB_SWEEP_PERIOD_S = env.float("JOB_SWEEP_PERIOD_S", default=60.0)
+JOB_AUTO_RESTARTS = env.int("JOB_AUTO_RESTARTS", default=3)
 CELERY_BEAT_SCHEDULE = {
+    # Running jobs whose worker died: run again or marked failed, so nothing stays "running" for ever.
+    "sweep-stale-jobs": {
+        "task": "jobs.sweep_stale",
+        "schedule": JOB_SWEEP_PERIOD_S,
+        "options": {"expires": JOB_SWEEP_PERIOD_S * 0.9},
+    },
     # Lapsed leases marked expired, so dashboards count them (their items are free already).
     "expire-leases": {"task": "reviewer.expire_leases", "schedule": 60.0, "options": {"expires": 55}},
     # Dashboard snapshots viewed in the last hour whose project had review activity since: recomputed.

@@ -29,3 +29,29 @@ def test_docker_compose_runs_exactly_one_beat_beside_the_workers():
     entrypoint = (REPO / "deploy" / "entrypoint.sh").read_text()
     assert "\n  beat)\n" in entrypoint and "celery -A config beat" in entrypoint
 
+
+# Periodic sweeps are not jobs: the next round does their work, so a message lost with a dead
+# process costs nothing, while handing it back could loop on a task that kills its process.
+NOT_JOBS = {
+    "reviewer.expire_leases",
+    "reviewer.dashboard_refresh",
+    "reviewer.dashboard_refresh_due",
+    "jobs.sweep_stale",
+}
+
+
+def test_stale_jobs_are_swept_often_and_job_tasks_come_back_when_their_process_dies():
+    app.loader.import_default_modules()
+    entry = settings.CELERY_BEAT_SCHEDULE["sweep-stale-jobs"]
+    assert entry["task"] == "jobs.sweep_stale" and entry["schedule"] == settings.JOB_SWEEP_PERIOD_S
+    assert entry["options"]["expires"] < entry["schedule"]
+    # A live job beats several times before anyone may take it for dead.
+    assert settings.JOB_STALE_AFTER_S >= 3 * settings.JOB_HEARTBEAT_S
+    safe_twice = {name for name, task in app.tasks.items() if task.acks_late}
+    assert safe_twice >= NOT_JOBS and "videos.process" in safe_twice
+    for name in safe_twice - NOT_JOBS:
+        assert app.tasks[name].reject_on_worker_lost, f"{name} is safe to run twice but lost with its process"
+    # A copy of a sweep handed out again while it still runs would only repeat it; keep it rare.
+    visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout")
+    if visibility is not None:
+        assert all(app.tasks[name].time_limit < visibility for name in NOT_JOBS)
