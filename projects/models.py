@@ -21,7 +21,7 @@ class Project(models.Model):
     kind = models.CharField(max_length=20, choices=ProjectKind.choices, default=ProjectKind.SVBENCH)
     description = models.TextField(blank=True)
     primary_language = models.CharField(max_length=10, default="en")
-    # Taxonomies are project data, edited per project; defaults come from SPEC.
+    # Taxonomies are project data, edited per project; defaults come from projects.taxonomies.
     taxonomies = models.JSONField(default=taxonomies.default_taxonomies, blank=True)
 
     # Curation (SVBench and LongVideoBench defaults).

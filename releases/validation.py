@@ -1,5 +1,5 @@
 """Checks a release's documents before it is marked ready: the JSON Schemas in releases/schemas/ and
-the rules of SPEC that a schema cannot say (cross-file identity, floats, files that must exist).
+the benchmarks' rules that a schema cannot say (cross-file identity, floats, files that must exist).
 
 The functions take documents as they are written (or read back) and return messages; the writers
 attach the file and the item ("mcq 12", "chain 4", "video bench_00001") and the build stores them as
@@ -88,7 +88,7 @@ def _chain_item(index: int, chain_ids: list | None) -> str:
 def svbench_rules(
     *, dialogue: list, con: list, streaming: list, path: dict, test_style: bool, chain_ids: list | None = None
 ) -> list[tuple[str, str]]:
-    """(item, message) for every SPEC rule the video's four SVBench documents break."""
+    """(item, message) for every SVBench rule the video's four documents break."""
     problems: list[tuple[str, str]] = []
     stamps = []
     for i, element in enumerate(dialogue):
@@ -204,7 +204,7 @@ def longvideobench_record_rules(
     subtitle_exists: bool,
     levels: dict[str, str] | None = None,
 ) -> list[str]:
-    """SPEC rules for one record: answer present or absent, floats, duration, its subtitle file, level."""
+    """The LongVideoBench rules for one record: answer present or absent, floats, duration, its subtitle file, level."""
     problems = []
     if test_style and "correct_choice" in record:
         problems.append("correct_choice must be absent in a test-style release")

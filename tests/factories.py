@@ -155,7 +155,7 @@ def people_for(project: Project) -> dict:
     return people
 
 
-# --- Video data and jobs (API tests for issue 3) ------------------------------------------------
+# --- Video data and jobs (API tests) ------------------------------------------------
 
 
 class SubtitleCueFactory(factory.django.DjangoModelFactory):
@@ -198,7 +198,7 @@ class BackgroundJobFactory(factory.django.DjangoModelFactory):
     status = "queued"
 
 
-# --- Review queues and leases (issue 5) -----------------------------------------------------------
+# --- Review queues and leases ------------------------------------------------------------------
 
 
 def _now():

@@ -278,6 +278,3 @@ def video_media(request, video_id: int, kind: str):
         return HttpResponseRedirect(field.storage.url(name))
     return serve_file(request, storage=field.storage, name=name, content_type=content_type, filename=filename)
 
-
-# Issue 3: `video_subtitles` (GET /media/videos/<id>/subtitles.vtt) belongs here, behind the same
-# viewable_video_or_404 check, rendering the video's cues as WebVTT.

@@ -4,7 +4,7 @@ Pure functions over bytes and strings; storing cues is the importer's job. Readi
 cue and strict per file: a malformed cue is reported with its line number and skipped, the valid
 ones are kept, and a file that yields no cue at all is refused with the reason.
 
-LongVideoBench subtitle files (SPEC "Release formats") come in two shapes:
+LongVideoBench subtitle files (as its loader reads them) come in two shapes:
   shape "start_end":  [{"start": "HH:MM:SS.fff", "end": "HH:MM:SS.fff", "line": text}, ...]
   shape "timestamp":  [{"timestamp": [start_float, end_float], "text": text}, ...]
 Its loader splits "start"/"end" on ":" into exactly three parts, and replaces a "timestamp" end

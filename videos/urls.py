@@ -19,7 +19,6 @@ app_name = "videos"
 
 urlpatterns = [
     path("media/videos/<int:video_id>/<media_kind:kind>/", media.video_media, name="media"),
-    # Issue 3: path("media/videos/<int:video_id>/subtitles.vtt", media.video_subtitles, name="subtitles"),
     path("p/<slug:slug>/videos/", views.video_list, name="list"),
     path("p/<slug:slug>/videos/upload/", views.video_upload, name="upload"),
     path("p/<slug:slug>/videos/scores/", views.external_scores_upload, name="scores_upload"),

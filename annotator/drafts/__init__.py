@@ -1,4 +1,4 @@
-"""Machine drafts (SPEC stage 5): QA chains per clip, relation candidates between adjacent chains,
+"""Machine drafts: QA chains per clip, relation candidates between adjacent chains,
 multi-agent descriptions, seed questions per task, candidate MCQs per video and task, and the
 answers and distractors of those MCQs.
 

@@ -1,4 +1,4 @@
-"""Claim figures (issue 5): 32 clients pull one review queue on PostgreSQL until it is empty.
+"""Claim figures: 32 clients pull one review queue on PostgreSQL until it is empty.
 
 The queue lives in a project of its own (`bench-claims`) whose MCQs are copies of the benchmark
 project's (status, category, level, submit time, first video's duration), so the queue has the

@@ -1,4 +1,4 @@
-"""Dashboard figures (issue 5): the admins' dashboards page at benchmark scale.
+"""Dashboard figures: the admins' dashboards page at benchmark scale.
 
 Both figures request the real page (/p/<slug>/dashboard/, every panel, the default range of the
 last 30 days) through Django's test Client as the benchmark project's admin: middleware, session,

@@ -1,4 +1,4 @@
-"""Machine-draft throughput (issue 4): QA chains drafted against the fake OpenAI-compatible server,
+"""Machine-draft throughput: QA chains drafted against the fake OpenAI-compatible server,
 started standalone in its own process with a fixed latency, as a ratio to the ideal time for the
 configured concurrency.
 

@@ -1,11 +1,11 @@
-"""Dataset release export at benchmark scale (issue 6): time, ratio to bare JSON serialisation, peak memory.
+"""Dataset release export at benchmark scale: time, ratio to bare JSON serialisation, peak memory.
 
 One export of the benchmark project, all five text formats (SVBench, LongVideoBench, MVPBench,
 LiViBench, generic JSONL) with `include_media` false, is run in a child interpreter of its own, so
 its memory high-water is its own and not the data generator's:
 
 - `export_s`: wall time of `releases.build.release_build` (selection, split assignment, every file
-  written to storage with its sha256, JSON Schema and SPEC validation, manifest, statistics, zip);
+  written to storage with its sha256, JSON Schema and format-rule validation, manifest, statistics, zip);
   the faster of two builds of the same release (the second must give the same files).
 - `export_ratio`: that time divided by the time `json.dumps` takes to serialise the same rows
   (videos, chains, QA pairs, chain pairs, relations, MCQs with their videos and moments, the cues

@@ -1,4 +1,4 @@
-"""Ingest figures (issue 3): video ingest against a plain decode, comment import, comment windows.
+"""Ingest figures: video ingest against a plain decode, comment import, comment windows.
 
 Each figure works in a project of its own, so the shared benchmark data stays as generated.
 """

@@ -1,4 +1,4 @@
-"""Annotator workspace figures (issue 4): the QA chain editor page at benchmark scale.
+"""Annotator workspace figures: the QA chain editor page at benchmark scale.
 
 Both figures request the real page through Django's test Client (the whole request: middleware,
 session, permission checks, the player's context, the template) as a logged-in annotator of the

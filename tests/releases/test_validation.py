@@ -1,4 +1,4 @@
-"""Validation: the SPEC rules and schemas catch what they should, per item, and fail the release."""
+"""Validation: the benchmarks' rules and schemas catch what they should, per item, and fail the release."""
 
 import copy
 

@@ -123,7 +123,7 @@ def test_report_source_is_a_cue_source_the_model_accepts():
     assert {"srt", "vtt", "lvb_json"} <= set(CueSource.values)
 
 
-# --- writers, exactly as the SPEC and the browser need them
+# --- writers, exactly as LongVideoBench's loader and the browser need them
 
 
 def test_to_lvb_json_start_end_shape_is_exact_and_in_time_order():
