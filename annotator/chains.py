@@ -57,6 +57,11 @@ class ChainSaved:
     restored_version: int | None = None  # set by chain_undo
 
 
+def chain_clip_ids(video) -> set[int]:
+    """The clips of `video` that carry a chain (videos.clips keeps them when re-planning clips)."""
+    return set(QAChain.objects.filter(clip__video=video).values_list("clip_id", flat=True))
+
+
 # --- validation --------------------------------------------------------------------------------
 
 
