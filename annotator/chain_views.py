@@ -16,7 +16,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from projects.permissions import get_project_or_404
-from reviewer.workflow import EDITABLE, TransitionRefused
 from videos.player_views import clock_label, player_context
 
 from .chains import (
@@ -31,6 +30,7 @@ from .chains import (
 )
 from .concurrency import StaleVersion
 from .edit_rights import may_edit, why_not_editable
+from .lifecycle import EDITABLE, TransitionRefused
 from .models import QAChain
 from .panels import panels_context
 from .selectors import chain_for_editor, chain_pairs_for_editor, neighbour_pair

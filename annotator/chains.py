@@ -21,9 +21,8 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from reviewer.workflow import EDITABLE, item_transition
-
 from .concurrency import StaleVersion, version_claim
+from .lifecycle import EDITABLE, item_transition
 from .models import ItemStatus, QAChain, QAPair
 from .submission import Submitted, item_hand_on
 

@@ -22,7 +22,6 @@ from django_htmx.http import trigger_client_event
 
 from projects.models import Project, ProjectKind
 from projects.permissions import Action, can, get_project_or_404
-from reviewer.workflow import TransitionRefused
 from videos.models import Video
 from videos.player_views import player_context
 from videos.unusable import (
@@ -36,6 +35,7 @@ from videos.unusable import (
 from . import mcq_checks
 from .concurrency import StaleVersion
 from .edit_rights import may_edit, why_not_editable
+from .lifecycle import TransitionRefused
 from .mcqs import (
     MCQInvalid,
     MCQNotEditable,

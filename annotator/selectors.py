@@ -15,10 +15,10 @@ from django.utils import timezone
 
 from projects.models import Role
 from projects.permissions import roles_of
-from reviewer.models import Assignment, AssignmentStatus, ReviewEvent
+from reviewer.models import Assignment, AssignmentStatus
 from reviewer.queues import DEFAULT_LEASE_SECONDS
 
-from .models import MCQ, ChainPair, ItemStatus, QAChain, QAPair, Relation
+from .models import MCQ, ChainPair, ItemStatus, QAChain, QAPair, Relation, ReviewEvent
 
 S = ItemStatus
 
@@ -159,7 +159,7 @@ def _leased_by_others(kind: str, user):
 def _judge_returned(column: str) -> Q:
     """Items whose latest move into revising came from submitted: the LLM judge sent them back.
 
-    The query form of reviewer.workflow.revision_owner == "author" (an admin's revert, which stays
+    The query form of annotator.lifecycle.revision_owner == "author" (an admin's revert, which stays
     in revising, is no move into it).
     """
     into = (

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from reviewer.models import Assignment
 from reviewer.quality_gate import GateOutcome, gate_on_submit
 from reviewer.queues import assignment_complete
-from reviewer.workflow import Transition, item_submit
 
+from .lifecycle import Transition, item_submit
 from .models import ItemStatus
 
 LEASE_STAGES = (ItemStatus.ANNOTATING, ItemStatus.REVISING)

@@ -43,6 +43,8 @@ from annotator.mcqs import VERSION_TAG as MCQ_VERSION_TAG
 from annotator.models import (
     MCQ,
     ChainPair,
+    ItemKind,
+    ItemRef,
     ItemStatus,
     MCQVideo,
     Origin,
@@ -51,12 +53,11 @@ from annotator.models import (
     ReferredMoment,
     Relation,
     RelationDecision,
+    ReviewEvent,
 )
 from llm.prompts import OPTION_LETTERS
 from projects.permissions import Action, can
 from videos.models import Video
-
-from .models import ItemKind, ItemRef, ReviewEvent
 
 REASON_REVERT = "admin_revert"
 BASELINE = "baseline"

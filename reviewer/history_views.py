@@ -11,6 +11,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotator.concurrency import StaleVersion
+from annotator.lifecycle import item_history
+from annotator.models import ItemKind
 from projects.permissions import Action, can, get_project_or_404
 
 from .gate_views import editor_url, item_or_404, item_scores_context
@@ -23,8 +25,6 @@ from .history import (
     item_label,
     item_revert,
 )
-from .models import ItemKind
-from .workflow import item_history
 
 VERSIONS_PER_PAGE = 20
 

@@ -52,11 +52,11 @@ from django.db.models.functions import Coalesce
 from django.db.models.lookups import GreaterThanOrEqual, In, LessThan, LessThanOrEqual
 from django.utils import timezone
 
-from annotator.models import MCQ, ChainPair, ItemStatus, MCQVideo, QAChain
+from annotator.models import MCQ, ChainPair, ItemKind, ItemStatus, MCQVideo, QAChain, ReviewEvent
 from projects.models import Membership, Project
 from projects.permissions import Action, can, roles_allowed
 
-from .models import Assignment, AssignmentStatus, ItemKind, QualityScore, ReviewEvent, ReviewQueue
+from .models import Assignment, AssignmentStatus, QualityScore, ReviewQueue
 
 S = ItemStatus
 A = AssignmentStatus

@@ -5,8 +5,9 @@ from django.core.exceptions import PermissionDenied
 
 from annotator.chains import chain_save
 from annotator.concurrency import StaleVersion
+from annotator.lifecycle import item_transition
 from annotator.mcqs import mcq_create, mcq_save
-from annotator.models import ItemStatus, Origin, QAChain, QAPair, Relation, VideoRole
+from annotator.models import ItemStatus, Origin, QAChain, QAPair, Relation, ReviewEvent, VideoRole
 from annotator.relations import chain_pair_submit, relation_add, relation_remove
 from reviewer.history import (
     REASON_REVERT,
@@ -21,8 +22,6 @@ from reviewer.history import (
     item_versions,
     word_diff,
 )
-from reviewer.models import ReviewEvent
-from reviewer.workflow import item_transition
 from tests import factories
 
 pytestmark = pytest.mark.django_db
