@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from projects.permissions import get_project_or_404
+from reviewer.workspace import panels_context
 from videos.player_views import clock_label, player_context
 
 from .chains import (
@@ -32,7 +33,6 @@ from .concurrency import StaleVersion
 from .edit_rights import may_edit, why_not_editable
 from .lifecycle import EDITABLE, TransitionRefused
 from .models import QAChain
-from .panels import panels_context
 from .selectors import chain_for_editor, chain_pairs_for_editor, neighbour_pair
 
 

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from projects.permissions import get_project_or_404
+from reviewer.workspace import panels_context
 from videos.player_views import clock_label, player_context
 
 from .chain_views import BadRequest, NotAllowed, error, expected_version, json_body, next_url
@@ -20,7 +21,6 @@ from .concurrency import StaleVersion
 from .edit_rights import may_edit, why_not_editable
 from .lifecycle import EDITABLE, TransitionRefused
 from .models import ChainPair, Relation, RelationDecision
-from .panels import panels_context
 from .relations import (
     ChainPairNotEditable,
     RelationInvalid,
