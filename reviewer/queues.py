@@ -703,6 +703,16 @@ def assignment_complete(
     return found[0]
 
 
+# The stages a submit ends the submitter's work at: annotating the item, or revising it.
+SUBMIT_STAGES = (ItemStatus.ANNOTATING, ItemStatus.REVISING)
+
+
+def assignments_complete_on_submit(*, item, user) -> tuple[Assignment, ...]:
+    """The submitter's leases on the item they just submitted, completed (annotator.submission calls it)."""
+    completed = (assignment_complete(user=user, item=item, stage=stage) for stage in SUBMIT_STAGES)
+    return tuple(lease for lease in completed if lease is not None)
+
+
 def assignments_expire(*, now=None, batch: int = 1000) -> int:
     """Mark active leases past their expiry as expired, so dashboards count them; returns how many.
 
