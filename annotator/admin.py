@@ -1,7 +1,18 @@
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from .models import MCQ, ChainPair, MCQVideo, QAChain, QAPair, ReferredMoment, Relation, SeedQuestion, VideoDescription
+from .models import (
+    MCQ,
+    ChainPair,
+    MCQVideo,
+    QAChain,
+    QAPair,
+    ReferredMoment,
+    Relation,
+    ReviewEvent,
+    SeedQuestion,
+    VideoDescription,
+)
 
 ITEM_FILTERS = ["status", "origin", "human_edited", "project"]
 
@@ -87,3 +98,21 @@ class VideoDescriptionAdmin(admin.ModelAdmin):
     list_filter = ["agent_role", "model"]
     search_fields = ["video__name", "text"]
     raw_id_fields = ["video", "draft_call"]
+
+
+@admin.register(ReviewEvent)
+class ReviewEventAdmin(admin.ModelAdmin):
+    """Read-only: the log is append-only."""
+
+    list_display = ["id", "item_kind", "from_status", "to_status", "actor", "created_at"]
+    list_filter = ["item_kind", "to_status", "project"]
+    search_fields = ["comment", "actor__username"]
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def has_add_permission(self, request):
+        return False

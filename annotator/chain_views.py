@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from projects.permissions import get_project_or_404
-from reviewer.workflow import EDITABLE
+from reviewer.workspace import panels_context
 from videos.player_views import clock_label, player_context
 
 from .chains import chain_hints, chain_save, chain_submit, chain_undo, chain_warnings
@@ -31,8 +31,8 @@ from .editor_endpoints import (
     saved_by,
     submitted_payload,
 )
+from .lifecycle import EDITABLE
 from .models import QAChain
-from .panels import panels_context
 from .selectors import chain_for_editor, chain_pairs_for_editor, neighbour_pair
 
 

@@ -22,10 +22,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from projects.refusals import Refused
-from reviewer.workflow import EDITABLE, item_transition
 
 from . import versions
 from .concurrency import StaleVersion, version_claim
+from .lifecycle import EDITABLE, item_transition
 from .models import ItemStatus, QAChain, QAPair
 from .submission import Submitted, item_hand_on
 
@@ -67,6 +67,11 @@ class ChainSaved:
     pairs: list[QAPair]
     warnings: list[str] = field(default_factory=list)
     restored_version: int | None = None  # set by chain_undo
+
+
+def chain_clip_ids(video) -> set[int]:
+    """The clips of `video` that carry a chain (videos.clips keeps them when re-planning clips)."""
+    return set(QAChain.objects.filter(clip__video=video).values_list("clip_id", flat=True))
 
 
 # --- validation --------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 The three editors ask here, so a chain, its links and an MCQ follow one rule:
 
 - draft and annotating: anyone who annotates in the project;
-- revising, sent back by the LLM judge (reviewer.workflow.revision_owner → "author"): the
+- revising, sent back by the LLM judge (lifecycle.revision_owner → "author"): the
   annotator who wrote it fixes what the judge found (an item without an author: any annotator);
   a project admin may step in;
 - revising after an examiner's flag or an admin's reopen ("reviser"): a reviser who did not write
@@ -12,8 +12,8 @@ The three editors ask here, so a chain, its links and an MCQ follow one rule:
 """
 
 from projects.permissions import Action, can
-from reviewer.workflow import REVISION_AUTHOR, revision_owner
 
+from .lifecycle import REVISION_AUTHOR, revision_owner
 from .models import ItemStatus
 
 ANNOTATOR_STATUSES = (ItemStatus.DRAFT, ItemStatus.ANNOTATING)

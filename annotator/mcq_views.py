@@ -21,6 +21,7 @@ from django_htmx.http import trigger_client_event
 
 from projects.models import Project, ProjectKind
 from projects.permissions import Action, can, get_project_or_404
+from reviewer.workspace import panels_context
 from videos.models import Video
 from videos.player_views import player_context
 from videos.unusable import (
@@ -60,7 +61,6 @@ from .mcqs import (
     mcq_undo,
 )
 from .models import MCQ, ItemStatus, MCQVideo, VideoRole
-from .panels import panels_context
 
 PAGE_SIZE = 50
 ANNOTATOR_STATUSES = [ItemStatus.DRAFT, ItemStatus.ANNOTATING]

@@ -17,12 +17,12 @@ from simple_history.utils import bulk_create_with_history
 
 from projects.models import Project, ProjectKind
 from projects.refusals import Refused
-from reviewer.workflow import EDITABLE, item_transition
 from videos.models import Video
 from videos.unusable import unusable_reasons
 
 from . import mcq_checks, versions
 from .concurrency import StaleVersion, version_claim
+from .lifecycle import EDITABLE, item_transition
 from .models import MCQ, ItemStatus, MCQVideo, Origin, ReferredMoment, VideoRole
 from .selectors import to_do_q
 from .submission import Submitted, item_hand_on

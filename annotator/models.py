@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from simple_history.models import HistoricalRecords
@@ -277,3 +278,77 @@ class VideoDescription(models.Model):
 
     def __str__(self) -> str:
         return f"{self.video_id} · {self.agent_role} · {self.model}"
+
+
+# --- references to items and their life cycle -------------------------------------------------
+
+
+class ItemKind(models.TextChoices):
+    QA_CHAIN = "qa_chain", "QA chain"
+    CHAIN_PAIR = "chain_pair", "Relations of a chain pair"
+    MCQ = "mcq", "MCQ"
+
+
+ONE_ITEM = (
+    Q(item_kind=ItemKind.QA_CHAIN, qa_chain__isnull=False, chain_pair__isnull=True, mcq__isnull=True)
+    | Q(item_kind=ItemKind.CHAIN_PAIR, qa_chain__isnull=True, chain_pair__isnull=False, mcq__isnull=True)
+    | Q(item_kind=ItemKind.MCQ, qa_chain__isnull=True, chain_pair__isnull=True, mcq__isnull=False)
+)
+
+
+class ItemRef(models.Model):
+    """Points at exactly one reviewable item, with real foreign keys (no generic relations)."""
+
+    item_kind = models.CharField(max_length=20, choices=ItemKind.choices)
+    qa_chain = models.ForeignKey(QAChain, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    chain_pair = models.ForeignKey(ChainPair, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    mcq = models.ForeignKey(MCQ, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        abstract = True
+
+    @property
+    def item(self):
+        return self.qa_chain or self.chain_pair or self.mcq
+
+    @staticmethod
+    def ref_for(item) -> dict:
+        kind = {QAChain: ItemKind.QA_CHAIN, ChainPair: ItemKind.CHAIN_PAIR, MCQ: ItemKind.MCQ}[type(item)]
+        return {"item_kind": kind, kind.value: item}
+
+
+class ReviewEvent(ItemRef):
+    """Append-only log of every workflow transition; rows are never changed or deleted."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="review_events")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    from_status = models.CharField(max_length=20, choices=ItemStatus.choices, blank=True)
+    to_status = models.CharField(max_length=20, choices=ItemStatus.choices)
+    reasons = models.JSONField(default=list, blank=True)
+    comment = models.TextField(blank=True)
+    item_version = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        # The table the review app created before the log moved here with the items (its
+        # append-only trigger is on this table).
+        db_table = "reviewer_reviewevent"
+        ordering = ["created_at", "id"]
+        constraints = [models.CheckConstraint(condition=ONE_ITEM, name="event_exactly_one_item")]
+        indexes = [
+            models.Index(fields=["project", "created_at"]),
+            models.Index(fields=["actor", "created_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item_kind} {self.from_status or '∅'} → {self.to_status}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise ValidationError("Review events are append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValidationError("Review events are append-only.")

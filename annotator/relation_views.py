@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from projects.permissions import get_project_or_404
-from reviewer.workflow import EDITABLE
+from reviewer.workspace import panels_context
 from videos.player_views import clock_label, player_context
 
 from .concurrency import StaleVersion
@@ -30,8 +30,8 @@ from .editor_endpoints import (
     saved_by,
     submitted_payload,
 )
+from .lifecycle import EDITABLE
 from .models import ChainPair, Relation, RelationDecision
-from .panels import panels_context
 from .relations import (
     chain_pair_submit,
     relation_add,

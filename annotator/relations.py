@@ -16,10 +16,10 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 
 from projects.refusals import Refused
-from reviewer.workflow import EDITABLE, item_transition
 
 from .chains import MAX_TEXT_CHARS, chain_turn_rewrite
 from .concurrency import StaleVersion, version_claim
+from .lifecycle import EDITABLE, item_transition
 from .models import ChainPair, ItemStatus, Origin, QAPair, Relation, RelationDecision
 from .submission import Submitted, item_hand_on
 

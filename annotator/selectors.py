@@ -1,24 +1,22 @@
-"""Reads for the annotator's workspace: an item with what its editor shows, work lists, the next item.
+"""Reads for the annotator's workspace: an item with what its editor shows, what a person works on.
+
+The work list and the next item pass by items someone else holds a lease on, so they live with
+the leases in reviewer.workspace.
 
 Each read is a fixed number of queries whatever the project holds (tests pin the counts).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from django.core.exceptions import ObjectDoesNotExist
-from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, Subquery, Value, When
+from django.db.models import Count, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import Exact
-from django.utils import timezone
 
 from projects.models import Role
 from projects.permissions import roles_of
-from reviewer.models import Assignment, AssignmentStatus, ReviewEvent
-from reviewer.queues import DEFAULT_LEASE_SECONDS
 
-from .models import MCQ, ChainPair, ItemStatus, QAChain, QAPair, Relation
+from .models import MCQ, ChainPair, ItemStatus, QAChain, QAPair, Relation, ReviewEvent
 
 S = ItemStatus
 
@@ -60,26 +58,6 @@ def neighbour_pair(chain: QAChain, name: str) -> ChainPair | None:
         return getattr(chain, name)
     except ObjectDoesNotExist:
         return None
-
-
-def lease_for_editor(*, item, user) -> Assignment | None:
-    """This person's active lease on the item (annotating, examining or revising), or None: one query.
-
-    A lease past its expiry that is still active is returned too: nobody has taken the item over
-    (a claim would have marked it expired), and the page's first heartbeat renews it or says it lapsed.
-    `seconds` is set to the lease length the heartbeat renews for.
-    """
-    if not getattr(user, "is_authenticated", False):
-        return None
-    lease = (
-        Assignment.objects.filter(**Assignment.ref_for(item), assignee=user, status=AssignmentStatus.ACTIVE)
-        .select_related("queue")
-        .order_by("-leased_at", "-pk")
-        .first()
-    )
-    if lease is not None:
-        lease.seconds = lease.queue.lease_seconds if lease.queue is not None else DEFAULT_LEASE_SECONDS
-    return lease
 
 
 def chain_pair_for_editor(*, project, pair_id: int) -> ChainPair | None:
@@ -146,20 +124,10 @@ def work_summary(*, project, user) -> dict[str, dict[str, dict[str, int]]]:
     }
 
 
-def _leased_by_others(kind: str, user):
-    """Items someone else holds a live lease on: the next-item button passes them by."""
-    column = {"chain": "qa_chain", "pair": "chain_pair"}[kind]
-    return Exists(
-        Assignment.objects.filter(
-            **{column: OuterRef("pk")}, status=AssignmentStatus.ACTIVE, lease_expires_at__gt=timezone.now()
-        ).exclude(assignee=user)
-    )
-
-
 def _judge_returned(column: str) -> Q:
     """Items whose latest move into revising came from submitted: the LLM judge sent them back.
 
-    The query form of reviewer.workflow.revision_owner == "author" (an admin's revert, which stays
+    The query form of annotator.lifecycle.revision_owner == "author" (an admin's revert, which stays
     in revising, is no move into it).
     """
     into = (
@@ -182,109 +150,3 @@ def to_do_q(column: str, *, user, statuses) -> Q:
     if S.REVISING in statuses:
         q |= Q(status=S.REVISING) & ~Q(author=user) & ~_judge_returned(column)
     return q
-
-
-def _todo(kind: str, *, project, user, statuses):
-    """Items this person may take on, mine first, then in video and clip order."""
-    model = QAChain if kind == "chain" else ChainPair
-    column = "qa_chain" if kind == "chain" else "chain_pair"
-    items = model.objects.filter(to_do_q(column, user=user, statuses=statuses), project=project)
-    items = items.exclude(_leased_by_others(kind, user))
-    order = ("clip__video_id", "clip__index") if kind == "chain" else ("video_id", "before_index")
-    mine = Case(When(author=user, status__in=(S.ANNOTATING, S.REVISING), then=Value(0)), default=Value(1))
-    return items.annotate(mine_first=mine).order_by("mine_first", *order, "pk")
-
-
-@dataclass
-class WorkList:
-    statuses: tuple[str, ...]
-    summary: dict
-    chains: list = field(default_factory=list)
-    pairs: list = field(default_factory=list)
-    mcqs: list = field(default_factory=list)
-
-
-def work_list(*, project, user, status: str | None = None, limit: int = 25) -> WorkList:
-    """What this person can do next: counts by status, and the first `limit` items of each kind.
-
-    With `status`, the lists show every item at that status (mine first) instead of the to-do list.
-    """
-    statuses = work_statuses(project=project, user=user)
-    result = WorkList(statuses=statuses, summary=work_summary(project=project, user=user))
-    mine_first = Case(When(author=user, then=Value(0)), default=Value(1), output_field=IntegerField())
-    if status:
-        chains = QAChain.objects.filter(project=project, status=status).annotate(mine_first=mine_first)
-        chains = chains.order_by("mine_first", "clip__video_id", "clip__index", "pk")
-        pairs = ChainPair.objects.filter(project=project, status=status).annotate(mine_first=mine_first)
-        pairs = pairs.order_by("mine_first", "video_id", "before_index", "pk")
-        mcqs = MCQ.objects.filter(project=project, status=status)
-    elif statuses:
-        chains = _todo("chain", project=project, user=user, statuses=statuses)
-        pairs = _todo("pair", project=project, user=user, statuses=statuses)
-        mcqs = MCQ.objects.filter(to_do_q("mcq", user=user, statuses=statuses), project=project)
-    else:
-        return result
-    result.chains = list(
-        chains.select_related("clip__video", "author")
-        .defer("clip__video__probe", "machine_draft")
-        .annotate(turns=Count("pairs"))[:limit]
-    )
-    result.pairs = list(
-        pairs.select_related("video", "author")
-        .defer("video__probe", "machine_draft")
-        .annotate(links=Count("relations"))[:limit]
-    )
-    result.mcqs = list(
-        mcqs.annotate(mine_first=mine_first)
-        .select_related("author")
-        .only("id", "question", "status", "category", "author__username", "updated_at", "project_id")
-        .order_by("mine_first", "pk")[:limit]
-    )
-    return result
-
-
-def next_item(*, project, user, after: tuple[str, int] | None = None) -> tuple[str, int] | None:
-    """("chain" | "pair", id) of the next item to work on, or None when nothing is left.
-
-    Without `after`: my own unfinished work first, then chains before chain pairs (links are drawn
-    between annotated chains), each in video and clip order. With `after` (the item just left):
-    the next one of the same kind in video and clip order, wrapping round, then the other kind.
-    """
-    statuses = work_statuses(project=project, user=user)
-    if not statuses:
-        return None
-    kinds = list(KINDS)
-    if after is not None and after[0] == "pair":
-        kinds.reverse()
-    for kind in kinds:
-        todo = _todo(kind, project=project, user=user, statuses=statuses)
-        if after is not None and after[0] == kind:
-            found = _after(kind, todo, after[1])
-        else:
-            found = todo.values_list("pk", flat=True).first()
-        if found is not None:
-            return kind, found
-    return None
-
-
-def _after(kind: str, todo, item_id: int) -> int | None:
-    """The first of `todo` after item `item_id` in video and clip order, wrapping round; never the item itself."""
-    if kind == "chain":
-        here = QAChain.objects.filter(pk=item_id).values("clip__video_id", "clip__index").first()
-        video_field, index_field = "clip__video_id", "clip__index"
-        if here:
-            here = {"video": here["clip__video_id"], "index": here["clip__index"]}
-    else:
-        here = ChainPair.objects.filter(pk=item_id).values("video_id", "before_index").first()
-        video_field, index_field = "video_id", "before_index"
-        if here:
-            here = {"video": here["video_id"], "index": here["before_index"]}
-    todo = todo.exclude(pk=item_id).order_by(video_field, index_field, "pk")
-    if here:
-        later = Q(**{f"{video_field}__gt": here["video"]}) | Q(
-            **{video_field: here["video"], f"{index_field}__gt": here["index"]}
-        )
-        found = todo.filter(later).values_list("pk", flat=True).first()
-        if found is not None:
-            return found
-    return todo.values_list("pk", flat=True).first()

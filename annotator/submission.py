@@ -1,14 +1,19 @@
-"""What every editor's submit does once its own checks passed: hand the item on through the gate.
+"""What every editor's submit does once its own checks passed: hand the item on.
 
 The three submit services (chains.chain_submit, relations.chain_pair_submit, mcqs.mcq_submit)
 call `item_hand_on` inside their transaction, with the item row locked:
 
-1. submitted (reviewer.workflow.item_submit), logged as the person's act;
-2. the LLM quality gate (reviewer.quality_gate.gate_on_submit): a judge job, sent to the worker
-   only when the transaction commits, when the project's gate covers the item's kind; otherwise
-   straight on to examining;
-3. the person's lease on the item (annotating or revising) is completed: their work on it is done,
-   and a completed lease keeps its slot, so the queue does not hand the item out again this round.
+1. submitted (lifecycle.item_submit), logged as the person's act;
+2. the route registered for submitted items decides where the item goes next; the review app's
+   LLM quality gate queues a judge job (sent to the worker only when the transaction commits)
+   when the project's gate covers the item's kind, and otherwise moves it straight on to examining;
+3. the person's work on the item is done: the review app completes their lease on it (annotating
+   or revising), and a completed lease keeps its slot, so the queue does not hand the item out
+   again this round.
+
+Steps 2 and 3 belong to the review app, which sits above the items: it registers them here once
+(`hand_on_connect`, from its AppConfig.ready), so the items announce a submit without knowing
+who reacts, and the route's outcome comes back in `Submitted` for the editors' message.
 
 All of it commits or none of it: a submit that fails later in the transaction leaves no job and
 no completed lease behind.
@@ -16,19 +21,46 @@ no completed lease behind.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-from reviewer.models import Assignment
-from reviewer.quality_gate import GateOutcome, gate_on_submit
-from reviewer.queues import assignment_complete
-from reviewer.workflow import Transition, item_submit
+from django.core.exceptions import ImproperlyConfigured
 
-from .models import ItemStatus
-
-LEASE_STAGES = (ItemStatus.ANNOTATING, ItemStatus.REVISING)
+from .lifecycle import Transition, item_submit
 
 SENT_TO_JUDGE = "sent to the LLM judge"
 PASSED_TO_EXAMINERS = "passed on to examiners"
+
+
+class Routed(Protocol):
+    """Where a submitted item went: a judge job on its way, or the move the route made (or neither)."""
+
+    job: Any
+    transition: Transition | None
+
+
+# (*, item, user) -> Routed, and (*, item, user) -> the person's leases it completed.
+Route = Callable[..., Routed]
+WorkDone = Callable[..., tuple]
+
+
+@dataclass
+class _Receivers:
+    route: Route | None = None
+    work_done: WorkDone | None = None
+
+
+_receivers = _Receivers()
+
+
+def hand_on_connect(*, route: Route, work_done: WorkDone) -> None:
+    """Say what happens to a submitted item (`route`) and to the submitter's hold on it (`work_done`).
+
+    One of each: the order of what a submit does is fixed here, not by who registered first.
+    """
+    _receivers.route = route
+    _receivers.work_done = work_done
 
 
 @dataclass(frozen=True)
@@ -36,8 +68,8 @@ class Submitted:
     """A submit and what it led to. `item` and `event` are the submit's own, as `item_submit` gives."""
 
     submitted: Transition
-    gate: GateOutcome
-    leases: tuple[Assignment, ...] = ()
+    gate: Routed
+    leases: tuple = ()
 
     @property
     def item(self):
@@ -64,15 +96,14 @@ class Submitted:
 
 
 def item_hand_on(*, item, user) -> Submitted:
-    """Submit, gate and complete the person's lease; call inside the caller's transaction, item locked."""
+    """Submit, route and complete the person's work; call inside the caller's transaction, item locked."""
+    if _receivers.route is None or _receivers.work_done is None:
+        raise ImproperlyConfigured("Nothing receives submitted items: the review app registers it in its ready().")
     submitted = item_submit(item=item, user=user)
-    gate = gate_on_submit(item=submitted.item, user=user)
-    leases = []
+    gate = _receivers.route(item=submitted.item, user=user)
+    leases = ()
     if getattr(user, "is_authenticated", False):
-        for stage in LEASE_STAGES:
-            lease = assignment_complete(user=user, item=submitted.item, stage=stage)
-            if lease is not None:
-                leases.append(lease)
+        leases = tuple(_receivers.work_done(item=submitted.item, user=user))
     if gate.transition is not None:
         item.status = gate.transition.item.status
-    return Submitted(submitted=submitted, gate=gate, leases=tuple(leases))
+    return Submitted(submitted=submitted, gate=gate, leases=leases)

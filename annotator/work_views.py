@@ -7,9 +7,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from projects.permissions import get_project_or_404
+from reviewer.workspace import next_item, work_list
 
 from .models import ItemStatus
-from .selectors import KINDS, next_item, work_list
+from .selectors import KINDS
 
 LIST_LIMIT = 25
 SUMMARY_KINDS = [("chain", "QA chains"), ("pair", "Relations (chain pairs)"), ("mcq", "MCQs")]

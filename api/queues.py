@@ -15,8 +15,9 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
+from annotator.models import ItemKind
 from projects.permissions import Action, get_project_or_404
-from reviewer.models import Assignment, AssignmentStatus, ItemKind, ReviewQueue
+from reviewer.models import Assignment, AssignmentStatus, ReviewQueue
 from reviewer.queues import (
     FILTER_KEYS,
     AssignRefused,

@@ -485,8 +485,9 @@ class _Generator:
         from django.contrib.auth import get_user_model
         from django.contrib.auth.hashers import make_password
 
+        from annotator.models import ItemKind
         from projects.models import Membership, Project, ProjectKind, Role
-        from reviewer.models import ItemKind, ReviewQueue
+        from reviewer.models import ReviewQueue
 
         User = get_user_model()
         self.project = Project.objects.create(
@@ -918,7 +919,8 @@ class _Generator:
         item._kind = kind
 
     def _review_log(self) -> None:
-        from reviewer.models import Assignment, ExamVerdict, QualityScore, ReviewEvent
+        from annotator.models import ReviewEvent
+        from reviewer.models import Assignment, ExamVerdict, QualityScore
 
         rng = self.rng
         items = [*self.chains, *self.chain_pairs, *self.mcqs]

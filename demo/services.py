@@ -34,6 +34,7 @@ from annotator.models import (
     ReferredMoment,
     Relation,
     RelationDecision,
+    ReviewEvent,
     SeedQuestion,
     VideoDescription,
     VideoRole,
@@ -41,7 +42,7 @@ from annotator.models import (
 from llm.models import CallOutcome, LLMCall
 from projects.models import Membership, Project, ProjectKind
 from projects.refusals import Refused
-from reviewer.models import ExamVerdict, QualityScore, ReviewEvent, ReviewQueue
+from reviewer.models import ExamVerdict, QualityScore, ReviewQueue
 from videos.clips import clips_rebuild
 from videos.curation import video_curate, video_curation_override
 from videos.ingest import video_import

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Assignment, ExamVerdict, QualityScore, ReviewEvent, ReviewQueue
+from .models import Assignment, ExamVerdict, QualityScore, ReviewQueue
 
 ITEM_RAW = ["qa_chain", "chain_pair", "mcq"]
 
@@ -27,24 +27,6 @@ class AssignmentAdmin(admin.ModelAdmin):
     list_filter = ["status", "stage", "item_kind", "project", "queue"]
     search_fields = ["assignee__username"]
     raw_id_fields = [*ITEM_RAW, "assignee", "assigned_by", "queue"]
-
-
-@admin.register(ReviewEvent)
-class ReviewEventAdmin(admin.ModelAdmin):
-    """Read-only: the log is append-only."""
-
-    list_display = ["id", "item_kind", "from_status", "to_status", "actor", "created_at"]
-    list_filter = ["item_kind", "to_status", "project"]
-    search_fields = ["comment", "actor__username"]
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def has_add_permission(self, request):
-        return False
 
 
 @admin.register(ExamVerdict)

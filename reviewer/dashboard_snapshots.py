@@ -24,7 +24,7 @@ from django.db import connection, transaction
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.utils import timezone
 
-from annotator.models import MCQ, ChainPair, QAChain
+from annotator.models import MCQ, ChainPair, QAChain, ReviewEvent
 from projects.models import Project
 
 from . import dashboards as d
@@ -36,7 +36,6 @@ from .models import (
     DashboardSnapshot,
     ExamVerdict,
     QualityScore,
-    ReviewEvent,
     ReviewQueue,
 )
 

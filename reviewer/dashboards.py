@@ -50,12 +50,12 @@ from django.db.models import Aggregate, Count, Exists, F, FloatField, Func, Inte
 from django.db.models.functions import Coalesce, Least, TruncDate
 from django.utils import timezone
 
-from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
+from annotator.models import MCQ, ChainPair, ItemKind, ItemStatus, QAChain, ReviewEvent
 from projects.models import Project
 from projects.refusals import Refused
 
 from .agreement import cohen_kappa_from_table, krippendorff_alpha_from_counts
-from .models import Assignment, AssignmentStatus, ExamVerdict, ItemKind, QualityScore, ReviewEvent, ReviewQueue
+from .models import Assignment, AssignmentStatus, ExamVerdict, QualityScore, ReviewQueue
 from .queues import queue_stats
 
 S = ItemStatus

@@ -1,6 +1,6 @@
 """Examination and revision (issue 5): the examiner's pass or flag, the reviser's start, the admin's reopen.
 
-Flow of one item (reviewer.workflow holds the state machine):
+Flow of one item (annotator.lifecycle holds the state machine):
 
     scored (or submitted, when the gate does not cover the kind) → examining → accepted | flagged
     flagged → revising (a reviser starts) → submitted (the editor's resubmit) → …
@@ -27,22 +27,14 @@ from django.db.models import DateTimeField, Exists, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
+from annotator.lifecycle import Transition, item_transition
+from annotator.models import MCQ, ChainPair, ItemKind, ItemRef, ItemStatus, QAChain, ReviewEvent
 from projects.models import Project
 from projects.permissions import Action, can
 from projects.refusals import Refused
 
 from .history import item_label
-from .models import (
-    Assignment,
-    AssignmentStatus,
-    ExamVerdict,
-    ItemKind,
-    ItemRef,
-    QualityScore,
-    ReviewEvent,
-    ReviewQueue,
-)
+from .models import Assignment, AssignmentStatus, ExamVerdict, QualityScore, ReviewQueue
 from .quality_gate import REASON_BELOW, REASON_GATE_OFF, REASON_PASSED, gate_applies
 from .queues import (
     _BEGINNING,
@@ -53,7 +45,6 @@ from .queues import (
     item_path,
     queue_claim_next,
 )
-from .workflow import Transition, item_transition
 
 S = ItemStatus
 A = AssignmentStatus

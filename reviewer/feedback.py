@@ -21,9 +21,9 @@ from datetime import datetime
 
 from django.db.models import F
 
-from annotator.models import ItemStatus
+from annotator.models import ItemRef, ItemStatus, ReviewEvent
 
-from .models import ItemRef, QualityScore, ReviewEvent
+from .models import QualityScore
 
 S = ItemStatus
 

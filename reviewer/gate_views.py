@@ -16,12 +16,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotator.models import ItemStatus
+from annotator.models import ItemKind, ItemStatus
 from jobs.models import JobStatus
 from projects.permissions import Action, can, get_project_or_404
 
 from .history import item_kind_of, item_label
-from .models import ItemKind, QualityScore
+from .models import QualityScore
 from .quality_gate import (
     MODELS,
     SCORE_ORDERS,

@@ -16,7 +16,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
-from annotator.models import QAPair, RelationDecision
+from annotator.models import ItemKind, ItemRef, QAPair, RelationDecision, ReviewEvent
 from annotator.versions import (
     REASON_REVERT,
     TURN_FIELDS,
@@ -31,8 +31,6 @@ from annotator.versions import (
 )
 from projects.permissions import Action, can
 from projects.refusals import Refused
-
-from .models import ItemKind, ItemRef, ReviewEvent
 
 
 class RevertRefused(Refused):

@@ -11,6 +11,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotator.concurrency import StaleVersion
+from annotator.lifecycle import item_history
+from annotator.models import ItemKind
 from annotator.versions import VersionUnknown, item_diff
 from projects.permissions import Action, can, get_project_or_404
 
@@ -22,8 +24,6 @@ from .history import (
     item_label,
     item_revert,
 )
-from .models import ItemKind
-from .workflow import item_history
 
 VERSIONS_PER_PAGE = 20
 

@@ -1,45 +1,10 @@
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
+from annotator.models import ONE_ITEM, ItemKind, ItemRef, ItemStatus
 from llm.models import LLMCall
 from projects.models import Project
-
-
-class ItemKind(models.TextChoices):
-    QA_CHAIN = "qa_chain", "QA chain"
-    CHAIN_PAIR = "chain_pair", "Relations of a chain pair"
-    MCQ = "mcq", "MCQ"
-
-
-_ONE_ITEM = (
-    Q(item_kind=ItemKind.QA_CHAIN, qa_chain__isnull=False, chain_pair__isnull=True, mcq__isnull=True)
-    | Q(item_kind=ItemKind.CHAIN_PAIR, qa_chain__isnull=True, chain_pair__isnull=False, mcq__isnull=True)
-    | Q(item_kind=ItemKind.MCQ, qa_chain__isnull=True, chain_pair__isnull=True, mcq__isnull=False)
-)
-
-
-class ItemRef(models.Model):
-    """Points at exactly one reviewable item, with real foreign keys (no generic relations)."""
-
-    item_kind = models.CharField(max_length=20, choices=ItemKind.choices)
-    qa_chain = models.ForeignKey(QAChain, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-    chain_pair = models.ForeignKey(ChainPair, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-    mcq = models.ForeignKey(MCQ, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-
-    class Meta:
-        abstract = True
-
-    @property
-    def item(self):
-        return self.qa_chain or self.chain_pair or self.mcq
-
-    @staticmethod
-    def ref_for(item) -> dict:
-        kind = {QAChain: ItemKind.QA_CHAIN, ChainPair: ItemKind.CHAIN_PAIR, MCQ: ItemKind.MCQ}[type(item)]
-        return {"item_kind": kind, kind.value: item}
 
 
 class QualityScore(ItemRef):
@@ -58,7 +23,7 @@ class QualityScore(ItemRef):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(condition=_ONE_ITEM, name="score_exactly_one_item"),
+            models.CheckConstraint(condition=ONE_ITEM, name="score_exactly_one_item"),
             models.CheckConstraint(condition=Q(overall__lte=100), name="score_overall_0_100"),
         ]
         indexes = [models.Index(fields=["project", "overall"])]
@@ -128,7 +93,7 @@ class Assignment(ItemRef):
     class Meta:
         ordering = ["-leased_at"]
         constraints = [
-            models.CheckConstraint(condition=_ONE_ITEM, name="assignment_exactly_one_item"),
+            models.CheckConstraint(condition=ONE_ITEM, name="assignment_exactly_one_item"),
             models.CheckConstraint(
                 condition=Q(lease_expires_at__gt=models.F("leased_at")), name="assignment_lease_after_start"
             ),
@@ -148,40 +113,6 @@ class Assignment(ItemRef):
 
     def __str__(self) -> str:
         return f"{self.item_kind} → {self.assignee_id} at {self.stage} ({self.status})"
-
-
-class ReviewEvent(ItemRef):
-    """Append-only log of every workflow transition; rows are never changed or deleted."""
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="review_events")
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
-    from_status = models.CharField(max_length=20, choices=ItemStatus.choices, blank=True)
-    to_status = models.CharField(max_length=20, choices=ItemStatus.choices)
-    reasons = models.JSONField(default=list, blank=True)
-    comment = models.TextField(blank=True)
-    item_version = models.PositiveIntegerField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["created_at", "id"]
-        constraints = [models.CheckConstraint(condition=_ONE_ITEM, name="event_exactly_one_item")]
-        indexes = [
-            models.Index(fields=["project", "created_at"]),
-            models.Index(fields=["actor", "created_at"]),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.item_kind} {self.from_status or '∅'} → {self.to_status}"
-
-    def save(self, *args, **kwargs):
-        if self.pk is not None:
-            raise ValidationError("Review events are append-only.")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):
-        raise ValidationError("Review events are append-only.")
 
 
 class ExamVerdict(ItemRef):
@@ -211,7 +142,7 @@ class ExamVerdict(ItemRef):
     class Meta:
         ordering = ["created_at", "id"]
         constraints = [
-            models.CheckConstraint(condition=_ONE_ITEM, name="verdict_exactly_one_item"),
+            models.CheckConstraint(condition=ONE_ITEM, name="verdict_exactly_one_item"),
             models.UniqueConstraint(
                 fields=["item_kind", "qa_chain", "chain_pair", "mcq", "round_started_at", "examiner"],
                 name="verdict_one_per_examiner_and_round",

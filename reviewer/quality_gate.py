@@ -34,7 +34,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Avg, Count, Exists, OuterRef, Q
 
-from annotator.models import MCQ, ChainPair, ItemStatus, QAChain, QAPair
+from annotator.lifecycle import Transition, item_submit, item_transition
+from annotator.models import MCQ, ChainPair, ItemKind, ItemRef, ItemStatus, QAChain, QAPair
 from jobs.models import BackgroundJob
 from jobs.selectors import job_latest_for, jobs_active_for, jobs_failed
 from jobs.services import JobAlreadyRunning, job_create, job_progress
@@ -45,8 +46,7 @@ from llm.prompts import OPTION_LETTERS, template_update
 from llm.selectors import prompt_template_active
 from projects.models import Project
 
-from .models import ItemKind, ItemRef, QualityScore
-from .workflow import Transition, item_submit, item_transition
+from .models import QualityScore
 
 log = logging.getLogger(__name__)
 

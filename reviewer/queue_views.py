@@ -11,11 +11,11 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotator.models import ItemStatus
+from annotator.models import ItemKind, ItemStatus
 from projects.permissions import Action, can, get_project_or_404
 from projects.refusals import refusal_redirect
 
-from .models import Assignment, ItemKind, ReviewQueue
+from .models import Assignment, ReviewQueue
 from .queues import (
     AssignRefused,
     ClaimRefused,

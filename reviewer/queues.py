@@ -52,12 +52,12 @@ from django.db.models.functions import Coalesce
 from django.db.models.lookups import GreaterThanOrEqual, In, LessThan, LessThanOrEqual
 from django.utils import timezone
 
-from annotator.models import MCQ, ChainPair, ItemStatus, MCQVideo, QAChain
+from annotator.models import MCQ, ChainPair, ItemKind, ItemStatus, MCQVideo, QAChain, ReviewEvent
 from projects.models import Membership, Project
 from projects.permissions import Action, can, roles_allowed
 from projects.refusals import Refused
 
-from .models import Assignment, AssignmentStatus, ItemKind, QualityScore, ReviewEvent, ReviewQueue
+from .models import Assignment, AssignmentStatus, QualityScore, ReviewQueue
 
 S = ItemStatus
 A = AssignmentStatus
@@ -707,6 +707,16 @@ def assignment_complete(
     for a in found:
         a.status, a.completed_at = A.COMPLETED, now
     return found[0]
+
+
+# The stages a submit ends the submitter's work at: annotating the item, or revising it.
+SUBMIT_STAGES = (ItemStatus.ANNOTATING, ItemStatus.REVISING)
+
+
+def assignments_complete_on_submit(*, item, user) -> tuple[Assignment, ...]:
+    """The submitter's leases on the item they just submitted, completed (annotator.submission calls it)."""
+    completed = (assignment_complete(user=user, item=item, stage=stage) for stage in SUBMIT_STAGES)
+    return tuple(lease for lease in completed if lease is not None)
 
 
 def assignments_expire(*, now=None, batch: int = 1000) -> int:

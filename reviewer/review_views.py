@@ -28,7 +28,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
-from annotator.models import MCQ, ItemStatus, VideoRole
+from annotator.lifecycle import item_history
+from annotator.models import MCQ, ItemKind, ItemStatus, VideoRole
 from annotator.selectors import (
     chain_for_editor,
     chain_pair_contents,
@@ -63,10 +64,9 @@ from .examination import (
 )
 from .gate_views import item_or_404, item_scores_context
 from .history import diff_against_machine_draft, item_label
-from .models import Assignment, AssignmentStatus, ExamVerdict, ItemKind, ReviewQueue
+from .models import Assignment, AssignmentStatus, ExamVerdict, ReviewQueue
 from .quality_gate import gate_applies
 from .queues import DEFAULT_LEASE_SECONDS, item_path, queue_stats
-from .workflow import item_history
 
 S = ItemStatus
 LONGEST_VISIT_S = 24 * 3600  # a page open longer than this says nothing about time spent on the item

@@ -1,9 +1,12 @@
 """Clips are time ranges over the source video, planned from its detected scenes.
 
 Re-planning never orphans annotations: when clips that carry annotations would change, nothing
-is changed and the reason names those clips.
+is changed and the reason names those clips. Which clips carry annotations is for the apps that
+annotate them to say: they register a holder here (`clip_holder_register`, from their
+AppConfig.ready), so this module knows nothing of them.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -24,10 +27,19 @@ class ClipsOutcome:
     changed: bool
 
 
-def _annotated_clip_ids(video: Video) -> set[int]:
-    from annotator.models import QAChain
+# (video) -> the ids of its clips that something hangs on; a rebuild would delete it with them.
+ClipHolder = Callable[[Video], set[int]]
 
-    return set(QAChain.objects.filter(clip__video=video).values_list("clip_id", flat=True))
+_clip_holders: list[ClipHolder] = []
+
+
+def clip_holder_register(holder: ClipHolder) -> None:
+    if holder not in _clip_holders:
+        _clip_holders.append(holder)
+
+
+def _annotated_clip_ids(video: Video) -> set[int]:
+    return set().union(*(holder(video) for holder in _clip_holders))
 
 
 @transaction.atomic

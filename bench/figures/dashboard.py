@@ -141,9 +141,9 @@ def _tiny_project() -> str:
     from django.contrib.auth.hashers import make_password
     from django.utils import timezone
 
-    from annotator.models import MCQ, ChainPair, QAChain, QAPair
+    from annotator.models import MCQ, ChainPair, ItemRef, QAChain, QAPair, ReviewEvent
     from projects.models import Membership, Project, Role
-    from reviewer.models import Assignment, ExamVerdict, ItemRef, QualityScore, ReviewEvent, ReviewQueue
+    from reviewer.models import Assignment, ExamVerdict, QualityScore, ReviewQueue
     from videos.models import Clip, Video
 
     now = timezone.now()

@@ -5,8 +5,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotator.models import ChainPair, ItemStatus, QAChain, QAPair
-from reviewer.models import Assignment, ReviewEvent
+from annotator.models import ChainPair, ItemStatus, QAChain, QAPair, ReviewEvent
+from reviewer.models import Assignment
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -302,7 +302,7 @@ def test_next_item_for_an_examiner_is_nothing(client, people, project):
 def test_work_lists_give_a_judge_returned_item_to_its_author_and_a_flagged_one_to_revisers(
     client, people, project
 ):
-    from reviewer.workflow import item_transition
+    from annotator.lifecycle import item_transition
 
     video = factories.VideoFactory(project=project, duration_s=600.0)
     judged = make_chain(project, video=video, index=0, status=ItemStatus.SUBMITTED, author=people["annotator"])

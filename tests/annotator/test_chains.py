@@ -13,8 +13,7 @@ from annotator.chains import (
     proper_name_hints,
 )
 from annotator.concurrency import StaleVersion
-from annotator.models import ItemStatus, QAChain, QAPair, Relation
-from reviewer.models import ReviewEvent
+from annotator.models import ItemStatus, QAChain, QAPair, Relation, ReviewEvent
 from tests import factories
 
 pytestmark = pytest.mark.django_db

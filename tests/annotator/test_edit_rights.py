@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 
 from annotator.edit_rights import may_edit, why_not_editable
+from annotator.lifecycle import item_transition
 from annotator.models import ItemStatus, QAPair
-from reviewer.workflow import item_transition
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotator.mcqs import mcq_create
-from annotator.models import MCQ, ItemStatus, ReferredMoment, VideoRole
-from reviewer.models import ReviewEvent
+from annotator.models import MCQ, ItemStatus, ReferredMoment, ReviewEvent, VideoRole
 from tests import factories
 from videos.models import Video
 

@@ -15,9 +15,8 @@ from annotator.mcqs import (
     mcq_submit,
     mcq_undo,
 )
-from annotator.models import MCQ, ItemStatus, MCQVideo, Origin, ReferredMoment, VideoRole
+from annotator.models import MCQ, ItemStatus, MCQVideo, Origin, ReferredMoment, ReviewEvent, VideoRole
 from projects.models import ProjectKind
-from reviewer.models import ReviewEvent
 from tests import factories
 
 pytestmark = pytest.mark.django_db

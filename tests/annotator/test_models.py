@@ -3,8 +3,7 @@
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from annotator.models import ChainPair, Relation
-from reviewer.models import ItemKind, ReviewEvent
+from annotator.models import ChainPair, ItemKind, Relation, ReviewEvent
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotator.models import ItemStatus
-from annotator.panels import panels_context
 from reviewer.models import AssignmentStatus
+from reviewer.workspace import panels_context
 from tests import factories
 
 pytestmark = pytest.mark.django_db

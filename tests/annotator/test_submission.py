@@ -6,13 +6,13 @@ import pytest
 from django.urls import reverse
 
 from annotator.chains import ChainInvalid, chain_submit
+from annotator.lifecycle import item_history, item_transition
 from annotator.mcqs import mcq_create, mcq_save, mcq_submit
 from annotator.models import ItemStatus, QAPair, VideoRole
 from annotator.relations import chain_pair_submit
 from jobs.models import BackgroundJob
 from reviewer.models import Assignment, AssignmentStatus
 from reviewer.quality_gate import JUDGE_TASK, REASON_GATE_OFF
-from reviewer.workflow import item_history, item_transition
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ import pytest
 from annotator.chains import chain_save
 from annotator.concurrency import StaleVersion
 from annotator.mcqs import mcq_create, mcq_save
-from annotator.models import MCQ, ChainPair, QAChain, QAPair, Relation, VideoRole
+from annotator.models import MCQ, ChainPair, ItemKind, QAChain, QAPair, Relation, ReviewEvent, VideoRole
 from annotator.relations import relation_add, relation_remove
 from annotator.versions import (
     CHAIN_PAIR,
@@ -29,7 +29,6 @@ from annotator.versions import (
     item_versions,
 )
 from releases.writers.common import MCQData, PairData, RelationData
-from reviewer.models import ItemKind, ReviewEvent
 from tests import factories
 
 pytestmark = pytest.mark.django_db

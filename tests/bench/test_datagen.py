@@ -4,11 +4,11 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, Max, Min, Q
 
-from annotator.models import MCQ, ChainPair, MCQVideo, QAChain, QAPair, ReferredMoment, Relation
+from annotator.models import MCQ, ChainPair, ItemKind, MCQVideo, QAChain, QAPair, ReferredMoment, Relation, ReviewEvent
 from bench.datagen import DatagenError, Targets, copy_rows, generate
 from projects.models import Project
 from projects.taxonomies import CHAIN_JUDGE_DIMENSIONS
-from reviewer.models import Assignment, ItemKind, QualityScore, ReviewEvent
+from reviewer.models import Assignment, QualityScore
 from videos.models import Clip, Comment, SubtitleCue, Video
 
 pytestmark = pytest.mark.django_db

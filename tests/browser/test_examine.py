@@ -4,9 +4,9 @@
 import pytest
 from playwright.sync_api import expect
 
+from annotator.lifecycle import item_history
 from annotator.models import MCQ, ItemStatus, MCQVideo, QAChain, QAPair, ReferredMoment
 from reviewer.models import ExamVerdict
-from reviewer.workflow import item_history
 from tests import factories
 from tests.browser.helpers import login, playable_video
 from videos.models import Clip

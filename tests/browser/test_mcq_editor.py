@@ -18,8 +18,7 @@ from annotator.mcq_checks import (
     question_without_span,
 )
 from annotator.mcqs import mcq_create, mcq_save
-from annotator.models import MCQ, ItemStatus, ReferredMoment, VideoRole
-from reviewer.models import ReviewEvent
+from annotator.models import MCQ, ItemStatus, ReferredMoment, ReviewEvent, VideoRole
 from tests import factories
 from tests.browser.helpers import login, playable_video
 from videos.models import Video

@@ -11,11 +11,11 @@ import time
 import pytest
 from playwright.sync_api import expect
 
+from annotator.lifecycle import item_history
 from annotator.models import ItemStatus, QAChain, QAPair
 from jobs.models import BackgroundJob
 from projects.taxonomies import CHAIN_JUDGE_DIMENSIONS
 from reviewer.models import QualityScore
-from reviewer.workflow import item_history
 from tests import factories
 from tests.browser.helpers import login, playable_video
 from tests.fakes.openai_server import Reply

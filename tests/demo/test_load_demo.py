@@ -19,12 +19,12 @@ from annotator.models import (
     QAPair,
     Relation,
     RelationDecision,
+    ReviewEvent,
 )
 from demo import services
 from demo import storyboard as sb
 from projects.models import Membership, Project, ProjectKind, Role
 from projects.taxonomies import LVB_QUESTION_CATEGORIES, RELATION_TYPES, SVBENCH_SKILLS
-from reviewer.models import ReviewEvent
 from videos.models import Comment, CueSource, CurationDecision, CurationStatus, SubtitleCue, Video, VideoStatus
 from videos.probe import mp4_faststart, read_mp4_boxes
 

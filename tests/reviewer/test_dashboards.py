@@ -10,11 +10,11 @@ from django.db import connection
 from django.db.models import Count, F, Q
 from django.test.utils import CaptureQueriesContext
 
-from annotator.models import ItemStatus
+from annotator.models import ItemRef, ItemStatus, ReviewEvent
 from projects.models import Role
 from reviewer import dashboards as d
 from reviewer.agreement import krippendorff_alpha
-from reviewer.models import Assignment, ExamVerdict, ItemRef, QualityScore, ReviewEvent
+from reviewer.models import Assignment, ExamVerdict, QualityScore
 from tests.factories import (
     AssignmentFactory,
     ChainPairFactory,

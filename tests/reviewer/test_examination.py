@@ -5,7 +5,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotator.models import ItemStatus
+from annotator.lifecycle import item_history, item_transition
+from annotator.models import ItemStatus, ReviewEvent
 from projects.models import Role
 from reviewer.examination import (
     CHECKLISTS,
@@ -21,9 +22,8 @@ from reviewer.examination import (
     revision_start,
     verdict_submit,
 )
-from reviewer.models import Assignment, AssignmentStatus, ExamVerdict, ReviewEvent
+from reviewer.models import Assignment, AssignmentStatus, ExamVerdict
 from reviewer.queues import queue_claim_next
-from reviewer.workflow import item_history, item_transition
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -6,10 +6,9 @@ import types
 import pytest
 from django.urls import reverse
 
-from annotator.models import ItemStatus, QAPair
+from annotator.lifecycle import item_submit, item_transition
+from annotator.models import ItemStatus, QAPair, ReviewEvent
 from reviewer.feedback import ADMIN, EXAMINER, JUDGE, item_feedback, reason_labels
-from reviewer.models import ReviewEvent
-from reviewer.workflow import item_submit, item_transition
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -7,14 +7,13 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotator.chains import chain_save
-from annotator.models import ItemStatus, QAPair
+from annotator.lifecycle import item_transition
+from annotator.models import ItemStatus, QAPair, ReviewEvent
 from jobs.models import BackgroundJob, JobStatus
 from llm.models import LLMCall
 from projects.taxonomies import CHAIN_JUDGE_DIMENSIONS
 from reviewer.gate_views import item_scores_context
-from reviewer.models import ReviewEvent
 from reviewer.quality_gate import JUDGE_TASK
-from reviewer.workflow import item_transition
 from tests import factories
 
 pytestmark = pytest.mark.django_db

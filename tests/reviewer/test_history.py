@@ -5,8 +5,9 @@ from django.core.exceptions import PermissionDenied
 
 from annotator.chains import chain_save
 from annotator.concurrency import StaleVersion
+from annotator.lifecycle import item_transition
 from annotator.mcqs import mcq_create, mcq_save
-from annotator.models import ItemStatus, Origin, QAChain, QAPair, Relation, VideoRole
+from annotator.models import ItemStatus, Origin, QAChain, QAPair, Relation, ReviewEvent, VideoRole
 from annotator.relations import chain_pair_submit, relation_add, relation_remove
 from annotator.versions import (
     REASON_REVERT,
@@ -18,8 +19,6 @@ from annotator.versions import (
     word_diff,
 )
 from reviewer.history import RevertRefused, diff_against_machine_draft, item_history_versions, item_revert
-from reviewer.models import ReviewEvent
-from reviewer.workflow import item_transition
 from tests import factories
 
 pytestmark = pytest.mark.django_db

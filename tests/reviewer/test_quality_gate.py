@@ -5,13 +5,14 @@ from pathlib import Path
 import pytest
 from django.db.models import F
 
-from annotator.models import ItemStatus, QAChain
+from annotator.lifecycle import item_history, item_transition
+from annotator.models import ItemStatus, QAChain, ReviewEvent
 from jobs.models import BackgroundJob, JobStatus
 from jobs.services import job_retry
 from llm.models import CallOutcome, LLMCall, PromptTemplate
 from projects.taxonomies import CHAIN_JUDGE_DIMENSIONS
 from reviewer import quality_gate, tasks_gate
-from reviewer.models import QualityScore, ReviewEvent
+from reviewer.models import QualityScore
 from reviewer.quality_gate import (
     JUDGE_TASK,
     REASON_BELOW,
@@ -23,7 +24,6 @@ from reviewer.quality_gate import (
     judge_kinds,
     verdict_parse,
 )
-from reviewer.workflow import item_history, item_transition
 from tests import factories
 from tests.fakes.openai_server import Reply
 from videos.ingest import video_import

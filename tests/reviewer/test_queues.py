@@ -4,10 +4,11 @@ import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils import timezone
 
-from annotator.models import ItemStatus
+from annotator.lifecycle import item_transition
+from annotator.models import ItemStatus, ReviewEvent
 from projects.models import Role
 from reviewer import tasks
-from reviewer.models import Assignment, AssignmentStatus, ReviewEvent
+from reviewer.models import Assignment, AssignmentStatus
 from reviewer.queues import (
     AssignRefused,
     ClaimRefused,
@@ -29,7 +30,6 @@ from reviewer.queues import (
     queue_stats,
     queue_update,
 )
-from reviewer.workflow import item_transition
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -8,11 +8,11 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from annotator.models import ItemStatus, ReferredMoment
+from annotator.lifecycle import item_history
+from annotator.models import ItemStatus, ReferredMoment, ReviewEvent
 from reviewer.examination import item_reopen, verdict_submit
-from reviewer.models import AssignmentStatus, ExamVerdict, ReviewEvent
+from reviewer.models import AssignmentStatus, ExamVerdict
 from reviewer.queues import queue_claim_next
-from reviewer.workflow import item_history
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -1,9 +1,7 @@
 import pytest
 
 from annotator.concurrency import StaleVersion, version_claim
-from annotator.models import ItemStatus
-from reviewer.models import ReviewEvent
-from reviewer.workflow import (
+from annotator.lifecycle import (
     REVISION_AUTHOR,
     REVISION_REVISER,
     TransitionRefused,
@@ -12,6 +10,7 @@ from reviewer.workflow import (
     item_transition,
     revision_owner,
 )
+from annotator.models import ItemStatus, ReviewEvent
 from tests import factories
 
 pytestmark = pytest.mark.django_db

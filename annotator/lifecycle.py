@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
 from projects.refusals import Refused
 
-from .models import ItemRef, ReviewEvent
+from .models import MCQ, ChainPair, ItemRef, ItemStatus, QAChain, ReviewEvent
 
 S = ItemStatus
 
