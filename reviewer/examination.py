@@ -1,4 +1,4 @@
-"""Examination and revision (issue 5): the examiner's pass or flag, the reviser's start, the admin's reopen.
+"""Examination and revision: the examiner's pass or flag, the reviser's start, the admin's reopen.
 
 Flow of one item (annotator.lifecycle holds the state machine):
 

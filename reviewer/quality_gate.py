@@ -1,4 +1,4 @@
-"""The LLM quality gate (SVBench stage 7): a judge scores each submitted item before examiners see it.
+"""The LLM quality gate, as SVBench built it: a judge scores each submitted item before examiners see it.
 
 Flow: the editor submits (`item_submit`, or the kind's own submit service) and then calls
 `gate_on_submit`, or calls `item_submit_and_gate` for both. When the project's gate applies to
@@ -20,7 +20,7 @@ What the judge job survives:
 
 Settings: `project.judge_enabled` and `project.judge_threshold` (default 90), plus which item
 kinds the gate covers: `project.models_per_step["judge_kinds"]`, a list of "qa_chain", "mcq",
-"chain_pair"; QA chains only when absent (SPEC stage 7). MCQs and chain pairs use prompt
+"chain_pair"; QA chains only when absent (SVBench judged only its chains). MCQs and chain pairs use prompt
 templates "judge_mcq" and "judge_chain_pair"; a default version is created the first time one is
 needed and can be edited like every other template.
 """

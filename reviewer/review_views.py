@@ -1,4 +1,4 @@
-"""The examiner's and the reviser's screens (issue 5).
+"""The examiner's and the reviser's screens.
 
 /p/<slug>/examine/                           examiner's home: leases, queues with depth, next item (n)
 /p/<slug>/examine/next/                      POST: claim the next item to examine and open it

@@ -16,7 +16,7 @@ urlpatterns = [
     path("p/<slug:slug>/leases/<int:assignment_id>/release/", queue_views.lease_release, name="lease_release"),
 ]
 
-# --- quality gate and history (issue 5: the LLM judge's scores, content versions and revert) ---
+# --- quality gate and history (the LLM judge's scores, content versions and revert) ---
 from . import gate_views, history_views  # noqa: E402 - each block imports its own views
 
 urlpatterns += [
@@ -29,7 +29,7 @@ urlpatterns += [
     path("p/<slug:slug>/history/<str:kind>/<int:item_id>/revert/", history_views.item_revert_view, name="item_revert"),
 ]
 
-# --- dashboards (issue 5: progress, throughput, timing, flag rates, judge scores, queues, agreement) ---
+# --- dashboards (progress, throughput, timing, flag rates, judge scores, queues, agreement) ---
 from . import dashboard_views  # noqa: E402
 
 urlpatterns += [
@@ -39,7 +39,7 @@ urlpatterns += [
     path("p/<slug:slug>/dashboard/<slug:panel>/rows/", dashboard_views.dashboard_rows, name="dashboard_rows"),
 ]
 
-# --- examination and revision (issue 5: the examiner's pass or flag, the reviser's list, reopening) ---
+# --- examination and revision (the examiner's pass or flag, the reviser's list, reopening) ---
 from . import review_views  # noqa: E402
 
 urlpatterns += [
