@@ -31,6 +31,22 @@ document.addEventListener("securitypolicyviolation", (e) => {
   );
 });
 """
+# An inline handler breaks the policy only when its event fires, so the page's markup is read too:
+# no on*= attribute, no javascript: URL, no <script> with code in it (json_script's data is fine).
+INLINE_CODE = """() => {
+  const found = [];
+  for (const el of document.querySelectorAll("*")) {
+    for (const attr of el.attributes) {
+      const tag = `<${el.tagName.toLowerCase()} ${attr.name}="${attr.value.slice(0, 60)}">`;
+      if (attr.name.startsWith("on")) found.push("inline handler " + tag);
+      if (/^\\s*javascript:/i.test(attr.value)) found.push("javascript: URL " + tag);
+    }
+  }
+  for (const script of document.querySelectorAll("script:not([src])")) {
+    if (script.type !== "application/json") found.push("inline <script> " + script.textContent.slice(0, 60));
+  }
+  return found;
+}"""
 
 # ReDoc's sidebar shows its maker's logo from a CDN, which no setting turns off; the policy blocks it
 # (the page loads nothing from outside), ReDoc then leaves the image out, and that one refusal is expected.
@@ -89,6 +105,7 @@ class Watch:
         # Reports are posted after the page's tasks; let them arrive.
         self.page.wait_for_timeout(50)
         found = self.page.evaluate("window.__cspViolations || []") + self.messages + self.reports
+        found += self.page.evaluate(INLINE_CODE)
         return [f"{url}: {v}" for v in _unexpected(found)]
 
 

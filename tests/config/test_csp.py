@@ -2,6 +2,8 @@
 
 import json
 import logging
+import re
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -69,3 +71,28 @@ def test_the_report_endpoint_needs_no_csrf_token_and_refuses_large_or_bad_bodies
     assert "Content-Security-Policy violation" not in caplog.text
     assert client.post(settings.CSP_REPORT_PATH, "not json", content_type="application/csp-report").status_code == 400
     assert client.get(settings.CSP_REPORT_PATH).status_code == 405
+
+
+# What the policy refuses to run, as it would be written in a template. A handler attribute breaks the
+# policy only when its event fires, which a page visit may never do, so the templates are read too.
+INLINE = re.compile(
+    r"<script(?![^>]*\bsrc=)[^>]*>"  # a script with its code in the page
+    r"|\son[a-z]+\s*="  # onclick=, onsubmit=, …
+    r"|\bhx-on"  # htmx's handler attributes (htmx may not evaluate code: base.html)
+    r"|javascript:"
+    r"|\sstyle\s*=|<style\b",  # styles come from static/css
+    re.IGNORECASE,
+)
+COMMENT = re.compile(r"\{#.*?#\}")
+
+
+def test_templates_hold_no_inline_script_handler_or_style():
+    base = Path(settings.BASE_DIR)
+    folders = [base / "templates", *base.glob("*/templates")]
+    found = []
+    for folder in folders:
+        for path in sorted(folder.rglob("*.html")):
+            for n, line in enumerate(path.read_text().splitlines(), 1):
+                if INLINE.search(COMMENT.sub("", line)):
+                    found.append(f"{path.relative_to(base)}:{n}: {line.strip()[:120]}")
+    assert not found, "move these into static/js or static/css (data- attributes, json_script):\n" + "\n".join(found)
