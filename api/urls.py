@@ -1,7 +1,7 @@
 from django.urls import path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
-from . import auth, curation, errors, ingest, jobs, media_data, projects, queues, releases, videos
+from . import auth, curation, docs_views, errors, ingest, jobs, media_data, projects, queues, releases, videos
 from .method_routing import route_methods
 
 app_name = "api"
@@ -104,8 +104,8 @@ urlpatterns = [
     ),
     # Schema and docs are public: they describe the API, not anyone's data.
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    path("docs/", docs_views.swagger_ui, name="docs"),
+    path("redoc/", docs_views.redoc, name="redoc"),
     # Last: any other /api/ path answers in the API's error shape.
     re_path(r"^.*$", errors.ApiNotFoundView.as_view(), name="not-found"),
 ]

@@ -143,6 +143,13 @@ HOLDER = "the lease is held by the examiner"
 
 MATRIX = [
     Case("healthz", gate=PUBLIC, why="liveness probe for load balancers and docker-compose; no data"),
+    post(
+        "csp_report",
+        PUBLIC,
+        400,
+        why="browsers post Content-Security-Policy violation reports from any page, signed in or not, with no "
+        "CSRF token; CSRF-exempt, size-limited, only logged (an empty body is no JSON: 400)",
+    ),
     # --- studio ---
     Case("studio:project_list", gate=LOGIN_ONLY, query="all=1", why="lists the visitor's own projects"),
     Case("studio:project_home"),

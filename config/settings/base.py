@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "simple_history",
+    "csp",
     # Domain apps, lowest first: nothing imports "up" this list.
     "projects",
     "jobs",
@@ -67,6 +68,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -172,6 +174,38 @@ VIDEO_MAX_BYTES = env.int("VIDEO_MAX_BYTES", default=50 * 1024**3)
 # Server folders that manifests submitted through the browser or API may read from.
 VIDEO_IMPORT_ROOTS = env.list("VIDEO_IMPORT_ROOTS", default=[str(VAR_DIR / "imports")])
 DATA_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024
+
+# --- Content-Security-Policy ------------------------------------------------------------------
+# Enforced in every environment (`make run` and the tests too, so a page that breaks it fails
+# there first): scripts and styles only from our own static files, so no inline <script>, no
+# on*= attribute, no javascript: URL and no style= attribute runs. Server data reaches scripts
+# through data- attributes and json_script (type="application/json" is data, never executed).
+# The API docs pages relax it for themselves (api/docs_views.py); nginx sends the same policy
+# for the files it serves (deploy/nginx.conf).
+# Media comes from our origin, or, with object storage, from the storage's presigned URLs.
+_storage_origins = env.list("CSP_STORAGE_ORIGINS", default=[])
+if STORAGE_BACKEND == "s3" and not _storage_origins and env("S3_ENDPOINT_URL", default=""):
+    from urllib.parse import urlsplit
+
+    _endpoint = urlsplit(env("S3_ENDPOINT_URL"))
+    _storage_origins = [f"{_endpoint.scheme}://{_endpoint.netloc}"]
+CSP_REPORT_PATH = "/csp-report"
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", *_storage_origins],
+        "media-src": ["'self'", *_storage_origins],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "report-uri": [CSP_REPORT_PATH],
+    },
+}
 
 # --- Celery -------------------------------------------------------------------------------
 REDIS_URL = env("REDIS_URL", default="")

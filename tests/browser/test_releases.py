@@ -37,7 +37,7 @@ def test_cut_a_release_by_keyboard_and_watch_it_build(page, live_server, monkeyp
     page.keyboard.type("v1.0")
     page.fill("#id_categories", "E2O")
     page.locator("#id_categories").dispatch_event("change")
-    page.wait_for_function("document.querySelector('#preview').textContent.includes('1 MCQ from 1 video')")
+    page.wait_for_function("() => document.querySelector('#preview').textContent.includes('1 MCQ from 1 video')")
     page.check("input[name=formats][value=generic]")
     # The factories' videos are not decodable, so LongVideoBench's checks against the video would fail.
     page.uncheck("input[name=formats][value=longvideobench]")
