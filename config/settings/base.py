@@ -171,6 +171,10 @@ VIDEO_MAX_BYTES = env.int("VIDEO_MAX_BYTES", default=50 * 1024**3)
 # Server folders that manifests submitted through the browser or API may read from.
 VIDEO_IMPORT_ROOTS = env.list("VIDEO_IMPORT_ROOTS", default=[str(VAR_DIR / "imports")])
 DATA_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024
+# Manifest URLs never reach loopback, private, link-local or reserved addresses (videos/safe_fetch.py)
+# except these: CIDR networks (e.g. "10.20.0.0/16") and host names of a lab's own storage.
+VIDQA_FETCH_ALLOWED_NETWORKS = env.list("VIDQA_FETCH_ALLOWED_NETWORKS", default=[])
+VIDQA_FETCH_ALLOWED_HOSTS = env.list("VIDQA_FETCH_ALLOWED_HOSTS", default=[])
 
 # --- Celery -------------------------------------------------------------------------------
 REDIS_URL = env("REDIS_URL", default="")
