@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "simple_history",
+    "axes",
     # Domain apps, lowest first: nothing imports "up" this list.
     "projects",
     "jobs",
@@ -76,6 +77,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into config.lockout's answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -121,6 +124,24 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Proxies in front of the app that append to X-Forwarded-For (nginx: 1). None by default: the client
+# address is the connection's, and a client-written X-Forwarded-For is ignored (config/client_address.py).
+VIDQA_TRUSTED_PROXY_COUNT = env.int("VIDQA_TRUSTED_PROXY_COUNT", default=0)
+# Failed logins (browser and API token) are counted per account and per client address by django-axes;
+# at the limit both lock until the cool-off ends or an admin unlocks (admin, `manage.py axes_reset_username`).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+VIDQA_LOGIN_FAILURE_LIMIT = env.int("VIDQA_LOGIN_FAILURE_LIMIT", default=10)
+VIDQA_LOGIN_COOLOFF_MINUTES = env.int("VIDQA_LOGIN_COOLOFF_MINUTES", default=60)  # 0: until an admin unlocks
+AXES_FAILURE_LIMIT = VIDQA_LOGIN_FAILURE_LIMIT
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_COOLOFF_TIME = VIDQA_LOGIN_COOLOFF_MINUTES / 60 if VIDQA_LOGIN_COOLOFF_MINUTES else None  # hours
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "config.client_address.client_ip"
+AXES_LOCKOUT_CALLABLE = "config.lockout.lockout_response"
+AXES_HTTP_RESPONSE_CODE = 429
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "studio:project_list"
 LOGOUT_REDIRECT_URL = "login"
@@ -242,6 +263,8 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "api.errors.exception_handler",
+    # Throttles key on the address our proxies saw, not on a client-written X-Forwarded-For.
+    "NUM_PROXIES": VIDQA_TRUSTED_PROXY_COUNT,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "VidQA Studio API",
