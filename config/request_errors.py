@@ -73,6 +73,13 @@ def _refuse(request, exc: BaseException) -> HttpResponse | None:
     return error_response(request, status, code, message)
 
 
+def _csrf_reads_form(request, view_func) -> bool:
+    """Would CsrfViewMiddleware read `request.POST` for its token? Then it is read here first."""
+    if getattr(view_func, "csrf_exempt", False) or getattr(request, "_dont_enforce_csrf_checks", False):
+        return False
+    return settings.CSRF_USE_SESSIONS or settings.CSRF_COOKIE_NAME in request.COOKIES
+
+
 class RequestLimitsMiddleware:
     """Answers 413 for an oversized body before reading it, and 400/413 for unreadable browser forms.
 
@@ -98,6 +105,8 @@ class RequestLimitsMiddleware:
     def process_view(self, request, view_func, view_args, view_kwargs):
         if request.method != "POST" or is_api_path(request) or request.content_type not in _FORM_TYPES:
             return None  # the API parses its own bodies, after authentication and permissions
+        if not _csrf_reads_form(request, view_func):
+            return None  # the view reads its body itself (process_exception answers), or never
         try:
             request.POST  # noqa: B018 - parsed here so a bad body is answered, not raised through CSRF
         except Exception as exc:  # noqa: BLE001 - only the client's mistakes are answered; the rest re-raises

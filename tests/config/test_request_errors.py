@@ -96,3 +96,15 @@ def test_api_server_errors_answer_json(client, rf):
     assert response.status_code == 500 and response["Content-Type"] == "application/json"
     response = page_not_found(rf.get("/api/whatever/"), None)
     assert response.status_code == 404 and response["Content-Type"] == "application/json"
+
+
+def test_browser_forms_the_csrf_check_would_read_answer_400_and_413(no_error_logs):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.cookies["csrftoken"] = "a" * 32  # with a cookie, CsrfViewMiddleware reads the form for its token
+    assert client.post(LOGIN, _fields(1001)).status_code == 400
+    response = client.generic("POST", LOGIN, b"--nope\r\ngarbage", content_type="multipart/form-data")
+    assert response.status_code == 400
+    response = client.post(LOGIN, {"x": "y" * SEVENTEEN_MB})
+    assert response.status_code == 413 and b"larger than" in response.content
