@@ -25,6 +25,7 @@ from django.views import defaults
 logger = logging.getLogger(__name__)
 
 API_PREFIX = "/api/"
+_BODY_ERRORS = (RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent, MultiPartParserError)
 _FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 
 
@@ -118,7 +119,10 @@ class RequestLimitsMiddleware:
         return None
 
     def process_exception(self, request, exception):
-        return _refuse(request, exception)
+        # Only an unreadable body; a view's own SuspiciousOperation keeps Django's handling (handler400).
+        if isinstance(exception, _BODY_ERRORS):
+            return _refuse(request, exception)
+        return None
 
 
 # Error handlers (config/urls.py): the API's shape under /api/, Django's pages elsewhere.
