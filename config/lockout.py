@@ -5,6 +5,7 @@ to do. An administrator unlocks from the admin (Axes → Access attempts) or wit
 `manage.py axes_reset_username <username>` / `axes_reset_ip <address>`.
 """
 
+from axes.backends import AxesStandaloneBackend
 from django.conf import settings
 from django.shortcuts import render
 
@@ -29,3 +30,16 @@ def lockout_response(request, original_response=None, credentials=None, *args, *
 
         return JsonResponse(error_body(code="locked_out", message=lockout_message()), status=status)
     return render(request, "registration/locked_out.html", {"message": lockout_message()}, status=status)
+
+
+class LoginLockoutBackend(AxesStandaloneBackend):
+    """django-axes' lockout check for logins that come with a request (the login page, the token API).
+
+    Server-side callers of `authenticate()` without a request (a shell, the test client's `login()`)
+    have no client to lock out; axes would refuse them outright, so they pass on to the next backend.
+    """
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        if request is None:
+            return None
+        return super().authenticate(request, username=username, password=password, **kwargs)

@@ -130,7 +130,7 @@ VIDQA_TRUSTED_PROXY_COUNT = env.int("VIDQA_TRUSTED_PROXY_COUNT", default=0)
 # Failed logins (browser and API token) are counted per account and per client address by django-axes;
 # at the limit both lock until the cool-off ends or an admin unlocks (admin, `manage.py axes_reset_username`).
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
+    "config.lockout.LoginLockoutBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 VIDQA_LOGIN_FAILURE_LIMIT = env.int("VIDQA_LOGIN_FAILURE_LIMIT", default=10)

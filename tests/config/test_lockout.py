@@ -101,3 +101,7 @@ def test_client_address_comes_from_trusted_proxies_only(settings, count, forward
     settings.VIDQA_TRUSTED_PROXY_COUNT = count
     request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR=forwarded)
     assert client_ip(request) == expected
+
+
+def test_server_side_logins_without_a_request_still_work(client, user):
+    assert client.login(username="ann", password=factories.PASSWORD)
