@@ -143,3 +143,28 @@ def test_allow_list_settings(settings):
     assert address_allowed(ipaddress.ip_address("10.20.3.4"))
     assert not address_allowed(ipaddress.ip_address("10.21.3.4"))
     assert address_allowed(ipaddress.ip_address("10.99.0.1"), host="MinIO.lab.internal.")
+
+
+def test_the_checked_address_is_the_one_connected_to(monkeypatch, tmp_path):
+    """A second DNS answer (rebinding to loopback) is never asked for: the connection uses the first."""
+    import socket
+
+    from videos import safe_fetch
+
+    answers = iter(["93.184.216.34", "127.0.0.1"])
+    lookups, connections = [], []
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        lookups.append(host)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (next(answers), port))]
+
+    def create_connection(address, *args, **kwargs):
+        connections.append(address)
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(safe_fetch.socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(safe_fetch.socket, "create_connection", create_connection)
+    with pytest.raises(safe_fetch.FetchError) as caught:
+        safe_fetch.fetch_to_file("http://rebind.example/a.mp4", tmp_path / "a.mp4", max_bytes=1000)
+    assert lookups == ["rebind.example"] and connections == [("93.184.216.34", 80)]
+    assert str(caught.value) == "http://rebind.example/a.mp4: could not fetch."  # not "refused" on port 80
