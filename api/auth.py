@@ -8,19 +8,22 @@ from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework.views import APIView
 
+from config.client_address import client_ip
+
 from .errors import ErrorResponseSerializer
 from .mixins import ApiAuthMixin
 from .tokens import token_revoke, token_rotate
 
 
 class TokenObtainThrottle(SimpleRateThrottle):
-    """Slows password guessing: per client address, in the default cache."""
+    """Slows password guessing: per client address, in the default cache (django-axes locks accounts)."""
 
     scope = "token_obtain"
     rate = "20/min"
 
     def get_cache_key(self, request, view):
-        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+        # The address our proxies saw: a client-written X-Forwarded-For would give a fresh key per guess.
+        return self.cache_format % {"scope": self.scope, "ident": client_ip(request)}
 
 
 class TokenObtainApi(ApiAuthMixin, APIView):

@@ -20,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView, set_rollback
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from config.request_errors import exception_status
 from projects.refusals import Refused
 
 logger = logging.getLogger(__name__)
@@ -58,6 +59,13 @@ def _error_code(exc: exceptions.APIException) -> str:
 
 def exception_handler(exc, context):
     """DRF's handler (headers, rollback), reshaped; Django's 404/403 are API errors too."""
+    refused = exception_status(exc)
+    if refused is not None:
+        # A body too big, too many fields, malformed multipart: the client's mistake, not a 500.
+        status, code, message = refused
+        request = context.get("request")
+        logger.warning("%s %s: %s", getattr(request, "method", "?"), getattr(request, "path", "?"), message)
+        return Response(error_body(code=code, message=message), status=status)
     if isinstance(exc, Refused):
         set_rollback()
         return Response(error_body(code=exc.code, message=exc.message, details=exc.details), status=exc.status)

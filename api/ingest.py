@@ -210,6 +210,11 @@ class _ModelStepApi(ApiAuthMixin, APIView):
 
     step: str
 
+    def check_permissions(self, request):
+        super().check_permissions(request)
+        # Authorise from the URL before anything reads the body, so a non-member's upload is never stored.
+        video_or_404(request.user, self.kwargs["slug"], self.kwargs["video_id"], Action.ADMINISTER)
+
     def start(self, request, slug, video_id, *, params: dict | None = None) -> Response:
         video = video_or_404(request.user, slug, video_id, Action.ADMINISTER)
         label = MODEL_STEPS[self.step].label

@@ -17,3 +17,9 @@ urlpatterns = [
     path("", include("releases.urls")),
     path("", include("studio.urls")),
 ]
+
+# The API answers its errors in its own shape, never as an HTML page (config/request_errors.py).
+handler400 = "config.request_errors.bad_request"
+handler403 = "config.request_errors.permission_denied"
+handler404 = "config.request_errors.page_not_found"
+handler500 = "config.request_errors.server_error"

@@ -22,6 +22,7 @@ from projects.models import Project
 from projects.refusals import Refused
 
 from .models import Video, VideoStatus
+from .names import InvalidVideoName, video_name_check, video_name_from_filename
 from .probe import ProbeError, apply_probe, probe_file, sha256_file
 from .storage_files import local_path, store_file
 
@@ -76,6 +77,11 @@ def video_import(
 ) -> Video:
     """Check, store and record one video file; queue its processing. Raises ImportRefused."""
     source = Path(source)
+    try:
+        # The name becomes a path in releases: a bad one is refused before anything is stored.
+        wanted = video_name_check(str(name)) if name not in (None, "") else video_name_from_filename(filename)
+    except InvalidVideoName as exc:
+        raise ImportRefused(str(exc)) from exc
     size = source.stat().st_size
     if size == 0:
         raise ImportRefused(f"{filename}: the file is empty (0 bytes).")
@@ -98,7 +104,7 @@ def video_import(
         with transaction.atomic():
             video = Video(
                 project=project,
-                name=_unique_name(project, name or Path(filename).stem),
+                name=_unique_name(project, wanted),
                 original=stored,
                 original_filename=Path(filename).name[:255],
                 sha256=digest,

@@ -8,7 +8,6 @@ import io
 import json
 import tempfile
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from projects.models import Project
 from projects.refusals import Refused
 
 from .ingest import ImportRefused, video_import
+from .safe_fetch import FetchError, fetch_to_file
 from .text_encoding import TextDecodeError, decode_bytes
 
 VIDEO_SUFFIXES = {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".ts", ".flv", ".mpg", ".mpeg", ".wmv", ".3gp"}
@@ -156,14 +156,17 @@ def _allowed_local(path: Path) -> bool:
 
 
 def _download(url: str, dest: Path) -> None:
-    request = urllib.request.Request(url, headers={"User-Agent": "VidQA-Studio"})  # noqa: S310 - scheme checked by caller
-    with urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT_S) as response, open(dest, "wb") as out:  # noqa: S310
-        copied = 0
-        while chunk := response.read(1024 * 1024):
-            copied += len(chunk)
-            if copied > settings.VIDEO_MAX_BYTES:
-                raise ImportRefused(f"{url}: larger than the limit of {settings.VIDEO_MAX_BYTES / 1e9:.0f} GB.")
-            out.write(chunk)
+    """Fetch `url` to `dest` through safe_fetch: never a local or private address unless allowed by setting."""
+    try:
+        fetch_to_file(
+            url,
+            dest,
+            max_bytes=settings.VIDEO_MAX_BYTES,
+            timeout=DOWNLOAD_TIMEOUT_S,
+            too_large=lambda u: f"{u}: larger than the limit of {settings.VIDEO_MAX_BYTES / 1e9:.0f} GB.",
+        )
+    except FetchError as exc:
+        raise ImportRefused(str(exc)) from exc
 
 
 def import_rows(
@@ -214,8 +217,9 @@ def _import_row(*, project, row: ManifestRow, user, base_dir, check_roots) -> Ro
             raise ImportRefused(f"{row.location}: only local paths and http(s) URLs can be imported.")
     except ImportRefused as exc:
         return RowOutcome(row.line, row.location, False, str(exc))
-    except OSError as exc:  # network errors, unreadable files
-        return RowOutcome(row.line, row.location, False, f"{row.location}: {exc}")
+    except OSError as exc:  # unreadable files; a URL's low-level error would say which port answered
+        reason = "could not fetch." if scheme in ("http", "https") else str(exc)
+        return RowOutcome(row.line, row.location, False, f"{row.location}: {reason}")
     return RowOutcome(row.line, row.location, True, f"imported as {video.name}", video.pk)
 
 

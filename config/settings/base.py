@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "template_partials",
     "simple_history",
     "csp",
+    "axes",
     # Domain apps, lowest first: nothing imports "up" this list.
     "projects",
     "jobs",
@@ -72,12 +73,15 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "config.request_errors.RequestLimitsMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into config.lockout's answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -123,6 +127,24 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Proxies in front of the app that append to X-Forwarded-For (nginx: 1). None by default: the client
+# address is the connection's, and a client-written X-Forwarded-For is ignored (config/client_address.py).
+VIDQA_TRUSTED_PROXY_COUNT = env.int("VIDQA_TRUSTED_PROXY_COUNT", default=0)
+# Failed logins (browser and API token) are counted per account and per client address by django-axes;
+# at the limit both lock until the cool-off ends or an admin unlocks (admin, `manage.py axes_reset_username`).
+AUTHENTICATION_BACKENDS = [
+    "config.lockout.LoginLockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+VIDQA_LOGIN_FAILURE_LIMIT = env.int("VIDQA_LOGIN_FAILURE_LIMIT", default=10)
+VIDQA_LOGIN_COOLOFF_MINUTES = env.int("VIDQA_LOGIN_COOLOFF_MINUTES", default=60)  # 0: until an admin unlocks
+AXES_FAILURE_LIMIT = VIDQA_LOGIN_FAILURE_LIMIT
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_COOLOFF_TIME = VIDQA_LOGIN_COOLOFF_MINUTES / 60 if VIDQA_LOGIN_COOLOFF_MINUTES else None  # hours
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "config.client_address.client_ip"
+AXES_LOCKOUT_CALLABLE = "config.lockout.lockout_response"
+AXES_HTTP_RESPONSE_CODE = 429
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "studio:project_list"
 LOGOUT_REDIRECT_URL = "login"
@@ -174,6 +196,10 @@ VIDEO_MAX_BYTES = env.int("VIDEO_MAX_BYTES", default=50 * 1024**3)
 # Server folders that manifests submitted through the browser or API may read from.
 VIDEO_IMPORT_ROOTS = env.list("VIDEO_IMPORT_ROOTS", default=[str(VAR_DIR / "imports")])
 DATA_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024
+# Manifest URLs never reach loopback, private, link-local or reserved addresses (videos/safe_fetch.py)
+# except these: CIDR networks (e.g. "10.20.0.0/16") and host names of a lab's own storage.
+VIDQA_FETCH_ALLOWED_NETWORKS = env.list("VIDQA_FETCH_ALLOWED_NETWORKS", default=[])
+VIDQA_FETCH_ALLOWED_HOSTS = env.list("VIDQA_FETCH_ALLOWED_HOSTS", default=[])
 
 # --- Content-Security-Policy ------------------------------------------------------------------
 # Enforced in every environment (`make run` and the tests too, so a page that breaks it fails
@@ -289,6 +315,8 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "api.errors.exception_handler",
+    # Throttles key on the address our proxies saw, not on a client-written X-Forwarded-For.
+    "NUM_PROXIES": VIDQA_TRUSTED_PROXY_COUNT,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "VidQA Studio API",
