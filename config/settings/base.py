@@ -124,6 +124,11 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "studio:project_list"
 LOGOUT_REDIRECT_URL = "login"
+# Invitations and set-password links go out by mail; `make run` prints them on the console.
+# The dummy backend means "no mail here": the pages then say to share links by hand.
+EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="VidQA Studio <noreply@localhost>")
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=7 * 24 * 3600)
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
