@@ -69,6 +69,8 @@ class MemberListApi(ApiAuthMixin, generics.ListAPIView):
     serializer_class = MemberSerializer
 
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # schema generation: no project, no rows
+            return get_user_model().objects.none()
         return people.members_of(project=_admin_project(self.request, self.kwargs["slug"]))
 
     @extend_schema(operation_id="members_list", tags=["people"], parameters=[SLUG])
@@ -173,6 +175,8 @@ class InvitationListApi(ApiAuthMixin, generics.ListAPIView):
     serializer_class = InvitationSerializer
 
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # schema generation: no project, no rows
+            return Invitation.objects.none()
         project = _admin_project(self.request, self.kwargs["slug"])
         return Invitation.objects.filter(project=project).select_related("created_by", "used_by").order_by("-pk")
 
