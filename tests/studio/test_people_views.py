@@ -174,3 +174,19 @@ def test_site_admin_manages_accounts(client, people):
     assert fresh.is_active
     response = client.post(reverse("studio:account_password_link", args=[fresh.pk]), follow=True)
     assert "/accounts/reset/" in response.text
+
+
+def test_a_set_password_link_works_once(client, project, people):
+    from projects.people import account_create, password_link_path
+
+    user = account_create(username="newbie", email="", name="")
+    link = password_link_path(user=user)
+    form_page = client.get(link, follow=True)
+    assert "Set your password" in form_page.text
+    response = client.post(
+        form_page.redirect_chain[-1][0], {"new_password1": "Xq-7-lantern", "new_password2": "Xq-7-lantern"}, follow=True
+    )
+    assert "Password set" in response.text
+    user.refresh_from_db()
+    assert user.check_password("Xq-7-lantern")
+    assert "already been used" in client.get(link, follow=True).text
