@@ -60,3 +60,10 @@ def member_roles_take(*, project: Project, user, roles) -> list[str]:
     held = people.member_roles_remove(project=project, user=user, roles=roles)
     leases_return(project=project, user=user, only_unusable=True)
     return held
+
+
+def account_leases_return(*, user) -> int:
+    """A deactivated account holds nothing: its active leases in every project go back to the queues."""
+    return Assignment.objects.filter(assignee=user, status=AssignmentStatus.ACTIVE).update(
+        status=AssignmentStatus.RELEASED
+    )

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -282,7 +283,10 @@ def account_active(request, account_id):
     user = get_object_or_404(get_user_model(), pk=account_id)
     active = request.POST.get("active") == "1"
     try:
-        people.account_set_active(user=user, active=active, by=request.user)
+        with transaction.atomic():
+            people.account_set_active(user=user, active=active, by=request.user)
+            if not active:
+                departures.account_leases_return(user=user)
     except Refused as exc:
         return refusal_redirect(request, exc, redirect("studio:accounts"), forbidden_page=False)
     if active:

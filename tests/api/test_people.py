@@ -137,3 +137,28 @@ def test_people_paths_are_in_the_schema():
         "/api/projects/{slug}/invitations/{invitation_id}/revoke/",
     } <= set(paths)
     assert {"get", "post"} <= set(paths["/api/projects/{slug}/members/"])
+
+
+def test_people_lists_take_a_fixed_number_of_queries(client, project, people, token_for):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    headers = token_for(people["admin"])
+    urls = [reverse("api:member-list", args=[project.slug]), reverse("api:invitation-list", args=[project.slug])]
+
+    def counts():
+        result = []
+        for url in urls:
+            with CaptureQueriesContext(connection) as ctx:
+                assert client.get(url, headers=headers).status_code == 200
+            result.append(len(ctx))
+        return result
+
+    from projects.people import invitation_create
+
+    invitation_create(project=project, by=people["admin"], roles="annotator")
+    few = counts()
+    for _ in range(8):
+        factories.MembershipFactory(project=project, role="annotator")
+        invitation_create(project=project, by=factories.UserFactory(), roles="examiner")
+    assert counts() == few

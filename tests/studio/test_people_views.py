@@ -166,9 +166,12 @@ def test_site_admin_manages_accounts(client, people):
     assert "set-password link by hand" in response.text
     fresh = User.objects.get(username="fresh")
     assert not fresh.has_usable_password()
+    lease = factories.AssignmentFactory(assignee=fresh)
     client.post(reverse("studio:account_active", args=[fresh.pk]), {"active": "0"})
     fresh.refresh_from_db()
     assert not fresh.is_active
+    lease.refresh_from_db()
+    assert lease.status == AssignmentStatus.RELEASED
     client.post(reverse("studio:account_active", args=[fresh.pk]), {"active": "1"})
     fresh.refresh_from_db()
     assert fresh.is_active
