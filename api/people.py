@@ -7,6 +7,8 @@ revoking an invitation someone already used).
 """
 
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, generics, serializers, status
@@ -26,7 +28,7 @@ USER_ID = OpenApiParameter("user_id", OpenApiTypes.INT, OpenApiParameter.PATH, d
 INVITATION_ID = OpenApiParameter(
     "invitation_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The invitation's id."
 )
-NO_SUCH_MEMBER = "No such member of this project."
+NO_SUCH_MEMBER = gettext_lazy("No such member of this project.")
 
 
 class MemberSerializer(serializers.Serializer):
@@ -99,7 +101,7 @@ class MemberAddApi(ApiAuthMixin, APIView):
         data.is_valid(raise_exception=True)
         user = get_user_model().objects.filter(username__iexact=data.validated_data["username"]).first()
         if user is None:
-            raise exceptions.ValidationError({"username": ["No account has this username."]})
+            raise exceptions.ValidationError({"username": [_("No account has this username.")]})
         people.member_roles_add(project=project, user=user, roles=data.validated_data["roles"])
         return Response(MemberSerializer(_row(project, user)).data)
 
@@ -226,6 +228,6 @@ class InvitationRevokeApi(ApiAuthMixin, APIView):
         project = _admin_project(request, slug)
         invitation = Invitation.objects.filter(project=project, pk=invitation_id).first()
         if invitation is None:
-            raise exceptions.NotFound("No such invitation in this project.")
+            raise exceptions.NotFound(_("No such invitation in this project."))
         people.invitation_revoke(invitation=invitation, by=request.user)
         return Response(InvitationSerializer(invitation, context={"request": request}).data)

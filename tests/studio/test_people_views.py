@@ -193,3 +193,12 @@ def test_a_set_password_link_works_once(client, project, people):
     user.refresh_from_db()
     assert user.check_password("Xq-7-lantern")
     assert "already been used" in client.get(link, follow=True).text
+
+
+def test_join_page_offers_login_that_comes_back(client, project, people):
+    from projects.people import invitation_create
+
+    invitation = invitation_create(project=project, by=people["admin"], roles="annotator")
+    link = reverse("studio:join", args=[invitation.token])
+    page = client.get(link)
+    assert f'href="{reverse("login")}?next=/join/{invitation.token}/"' in page.text
