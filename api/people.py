@@ -1,9 +1,9 @@
 """A project's people for scripts: members and their roles, invitation links. Project admins only.
 
 Thin over projects.people and reviewer.departures, so the people page and the API add, change and
-remove people one way. Refusals use the one error shape: `validation_error`, `permission_denied`,
-`not_found`, `unknown_role`, `last_admin` (409: a project keeps at least one admin), `used` (409:
-revoking an invitation someone already used).
+remove people one way. Refusals use the one error shape: `validation_error` (an unknown role among
+them), `permission_denied`, `not_found`, `last_admin` (409: a project keeps at least one admin),
+`used` (409: revoking an invitation someone already used).
 """
 
 from django.contrib.auth import get_user_model

@@ -36,7 +36,13 @@ _ROLE_SEPARATORS = re.compile(r"[;|,]")
 class PeopleRefused(Refused):
     status = 400
     code = "people_refused"
-    code_statuses = {"invitation_not_found": 404, "invitation_closed": 410, "not_a_member": 404, "last_admin": 409}
+    code_statuses = {
+        "invitation_not_found": 404,
+        "invitation_closed": 410,
+        "not_a_member": 404,
+        "last_admin": 409,
+        "used": 409,
+    }
 
 
 # --- roles -------------------------------------------------------------------------------------------------

@@ -162,3 +162,14 @@ def test_people_lists_take_a_fixed_number_of_queries(client, project, people, to
         factories.MembershipFactory(project=project, role="annotator")
         invitation_create(project=project, by=factories.UserFactory(), roles="examiner")
     assert counts() == few
+
+
+def test_revoking_a_used_invitation_is_a_conflict(client, project, people, token_for):
+    from projects.people import invitation_accept, invitation_create
+
+    invitation = invitation_create(project=project, by=people["admin"], roles="annotator")
+    invitation_accept(token=invitation.token, user=people["outsider"])
+    response = client.post(
+        reverse("api:invitation-revoke", args=[project.slug, invitation.pk]), headers=token_for(people["admin"])
+    )
+    assert_error(response, 409, "used")
