@@ -3,6 +3,7 @@
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
+from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
@@ -86,3 +87,19 @@ class TokenRevokeApi(ApiAuthMixin, APIView):
     def post(self, request):
         token_revoke(user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TokenStatusApi(ApiAuthMixin, APIView):
+    """Whether the caller has an API token, and since when; the key itself is never shown again."""
+
+    class OutputSerializer(serializers.Serializer):
+        exists = serializers.BooleanField()
+        created_at = serializers.DateTimeField(allow_null=True)
+
+        class Meta:
+            ref_name = "TokenStatus"
+
+    @extend_schema(operation_id="auth_token_status", tags=["auth"], responses={200: OutputSerializer})
+    def get(self, request):
+        token = Token.objects.filter(user=request.user).only("created").first()
+        return Response({"exists": token is not None, "created_at": token.created if token else None})

@@ -1,7 +1,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
-from . import auth, curation, docs_views, errors, ingest, jobs, media_data, projects, queues, releases, videos
+from . import auth, curation, docs_views, errors, ingest, jobs, media_data, people, projects, queues, releases, videos
 from .method_routing import route_methods
 
 app_name = "api"
@@ -9,6 +9,7 @@ app_name = "api"
 urlpatterns = [
     path("auth/token/", auth.TokenObtainApi.as_view(), name="token-obtain"),
     path("auth/token/revoke/", auth.TokenRevokeApi.as_view(), name="token-revoke"),
+    path("auth/token/status/", auth.TokenStatusApi.as_view(), name="token-status"),
     path("projects/", projects.ProjectListApi.as_view(), name="project-list"),
     path("projects/<slug:slug>/", projects.ProjectDetailApi.as_view(), name="project-detail"),
     path(
@@ -101,6 +102,27 @@ urlpatterns = [
         "projects/<slug:slug>/releases/<int:release_id>/statistics/",
         releases.ReleaseStatisticsApi.as_view(),
         name="release-statistics",
+    ),
+    path(
+        "projects/<slug:slug>/members/",
+        route_methods(people.MemberListApi, people.MemberAddApi).as_view(),
+        name="member-list",
+    ),
+    path("projects/<slug:slug>/members/<int:user_id>/", people.MemberRemoveApi.as_view(), name="member-detail"),
+    path(
+        "projects/<slug:slug>/members/<int:user_id>/remove-roles/",
+        people.MemberRolesRemoveApi.as_view(),
+        name="member-roles-remove",
+    ),
+    path(
+        "projects/<slug:slug>/invitations/",
+        route_methods(people.InvitationListApi, people.InvitationCreateApi).as_view(),
+        name="invitation-list",
+    ),
+    path(
+        "projects/<slug:slug>/invitations/<int:invitation_id>/revoke/",
+        people.InvitationRevokeApi.as_view(),
+        name="invitation-revoke",
     ),
     # Schema and docs are public: they describe the API, not anyone's data.
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

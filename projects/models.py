@@ -116,3 +116,58 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} · {self.role} · {self.project}"
+
+
+def _invitation_token() -> str:
+    import secrets
+
+    return secrets.token_urlsafe(32)
+
+
+class Invitation(models.Model):
+    """A link that makes whoever follows it a member of a project, with the roles fixed here.
+
+    The token is the whole secret: anyone with the link may use it once, before it expires,
+    unless an admin revokes it.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
+    # Several roles as a list of Role values; one Membership row per role on acceptance.
+    roles = models.JSONField(default=list)
+    email = models.EmailField(blank=True)
+    token = models.CharField(max_length=64, unique=True, default=_invitation_token)
+    expires_at = models.DateTimeField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(used_at__isnull=True) | Q(revoked_at__isnull=True),
+                name="invitation_used_or_revoked",
+                violation_error_message="An invitation is either used or revoked, not both.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project} · {', '.join(self.roles)}"
+
+    def state(self, now=None) -> str:
+        """open, used, revoked or expired: what the link does when followed now."""
+        from django.utils import timezone
+
+        if self.used_at:
+            return "used"
+        if self.revoked_at:
+            return "revoked"
+        if self.expires_at <= (now or timezone.now()):
+            return "expired"
+        return "open"

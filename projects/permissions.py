@@ -77,3 +77,8 @@ def get_project_or_404(user, slug: str, action: str = Action.VIEW) -> Project:
             raise PermissionDenied(f"Your role in {project.name} does not allow this.")
         raise Http404("No such project.")
     return project
+
+
+def may_manage_accounts(user) -> bool:
+    """Site administrators (staff) create, deactivate and reactivate accounts; project admins do not."""
+    return user.is_authenticated and user.is_active and (user.is_staff or user.is_superuser)

@@ -118,3 +118,49 @@ def _next_steps(*, project, user, overview: ProjectOverview, counts) -> list[Nex
             revise = reverse("reviewer:revise_list", args=[project.slug])
             steps.append(NextStep("Revise flagged items", todo, revise))
     return steps
+
+
+@dataclass
+class ProjectStatistics:
+    project: Project
+    submitted: int = 0  # submits (and resubmits) the person made
+    accepted: int = 0  # items they wrote that are accepted
+    flagged: int = 0  # items they wrote that wait for revision
+    passed_given: int = 0  # verdicts they gave
+    flagged_given: int = 0
+
+
+def person_statistics(*, user) -> list[ProjectStatistics]:
+    """One row per project where the person has done anything or is a member; a fixed number of queries."""
+    from annotator.models import ReviewEvent
+    from reviewer.models import ExamVerdict
+
+    rows: dict[int, ProjectStatistics] = {}
+    projects = {p.pk: p for p in Project.objects.filter(memberships__user=user).distinct()}
+
+    def row(project_id):
+        if project_id not in projects:
+            projects[project_id] = Project.objects.get(pk=project_id)
+        return rows.setdefault(project_id, ProjectStatistics(project=projects[project_id]))
+
+    for pk in projects:
+        row(pk)
+    submits = ReviewEvent.objects.filter(actor=user, to_status=ItemStatus.SUBMITTED).values("project_id")
+    for r in submits.annotate(n=Count("id")):
+        row(r["project_id"]).submitted = r["n"]
+    for model in (QAChain, ChainPair, MCQ):
+        written = model.objects.filter(author=user, status__in=[ItemStatus.ACCEPTED, ItemStatus.FLAGGED])
+        for r in written.values("project_id", "status").annotate(n=Count("id")):
+            stats = row(r["project_id"])
+            if r["status"] == ItemStatus.ACCEPTED:
+                stats.accepted += r["n"]
+            else:
+                stats.flagged += r["n"]
+    verdicts = ExamVerdict.objects.filter(examiner=user).values("project_id", "passed").annotate(n=Count("id"))
+    for r in verdicts:
+        stats = row(r["project_id"])
+        if r["passed"]:
+            stats.passed_given = r["n"]
+        else:
+            stats.flagged_given = r["n"]
+    return sorted(rows.values(), key=lambda s: s.project.name)

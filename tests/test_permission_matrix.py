@@ -37,7 +37,7 @@ from reviewer.examination import checklist_for
 from reviewer.models import ExamVerdict
 from tests import factories
 from tests.permission_matrix.routes import walk
-from tests.permission_matrix.world import P_MARK, P_NAME, P_PEOPLE, Q_MARK, Q_NAME, Q_PEOPLE, build_world
+from tests.permission_matrix.world import JOIN_TOKEN, P_MARK, P_NAME, P_PEOPLE, Q_MARK, Q_NAME, Q_PEOPLE, build_world
 
 pytestmark = pytest.mark.django_db
 
@@ -79,12 +79,17 @@ KWARG_OBJECTS = {
     "item_id": "mcq",
     "step": "=transcribe",
     "panel": "=progress",
+    "user_id": "member",
+    "invitation_id": "invitation",
 }
 EXAMINING_MCQ = {"kind": "=mcq", "item_id": "mcq_examining"}
 FLAGGED_MCQ = {"kind": "=mcq", "item_id": "mcq_flagged"}
 CHAIN_ITEM = {"kind": "=qa_chain", "item_id": "chain"}
 DOOMED_RELEASE = {"release_id": "release_doomed"}
 PAIR_VERSION = {"version": 1}  # the world's chain pairs are at version 1
+JOIN = {"token": "=" + JOIN_TOKEN}  # P's open invitation link
+STAFF = "site administrators (staff) only; nobody here is staff (tests/studio/test_people_views.py)"
+ACCOUNT = {"account_id": "=1"}  # any id: the staff check comes before the lookup
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,23 @@ MATRIX = [
     post("studio:project_settings"),
     Case("studio:job_status"),
     post("studio:job_retry"),
+    # --- people: a project's admins manage its members and invitations ---
+    Case("studio:people", gate=AD),
+    Case("studio:people_import", gate=AD),
+    post("studio:people_import", why="without a file: the form's error"),
+    post("studio:member_roles"),
+    post("studio:member_deactivate"),
+    post("studio:invitation_create"),
+    post("studio:invitation_revoke"),
+    Case("studio:join", gate=PUBLIC, kwargs=JOIN, why="the invitation link: the token is the secret"),
+    post("studio:join", PUBLIC, WRITE, kwargs=JOIN, why="signs up (anonymous) or accepts (signed in)"),
+    Case("studio:me", gate=LOGIN_ONLY, why="one's own statistics and API token"),
+    post("studio:me_token_rotate", LOGIN_ONLY, 302, why="the caller's own token"),
+    post("studio:me_token_revoke", LOGIN_ONLY, 302, why="the caller's own token"),
+    Case("studio:accounts", gate=LOGIN_ONLY, ok=403, why=STAFF),
+    post("studio:accounts", LOGIN_ONLY, 403, why=STAFF),
+    post("studio:account_active", LOGIN_ONLY, 403, kwargs=ACCOUNT, why=STAFF),
+    post("studio:account_password_link", LOGIN_ONLY, 403, kwargs=ACCOUNT, why=STAFF),
     # --- videos ---
     Case("videos:media", kwargs={"kind": "=original"}, why="members stream the bytes; no slug in the URL"),
     Case("videos:list"),
@@ -254,7 +276,15 @@ MATRIX = [
     # --- API ---
     post("api:token-obtain", PUBLIC, 400, why="credentials come in the body; no session or token is read"),
     post("api:token-revoke", LOGIN_ONLY, 204, why="revokes the caller's own token"),
+    Case("api:token-status", gate=LOGIN_ONLY, why="whether the caller has a token; never the key"),
     Case("api:project-list", gate=LOGIN_ONLY, why="lists the caller's own projects"),
+    Case("api:member-list", gate=AD),
+    post("api:member-list", why="add roles"),
+    Case("api:member-detail", "DELETE", AD, WRITE),
+    post("api:member-roles-remove"),
+    Case("api:invitation-list", gate=AD),
+    post("api:invitation-list", why="create"),
+    post("api:invitation-revoke"),
     Case("api:project-detail"),
     Case("api:video-list"),
     post("api:video-list", why="upload"),

@@ -14,7 +14,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from annotator.models import ItemStatus, ReferredMoment, SeedQuestion
-from projects.models import Role
+from projects.models import Invitation, Role
 from tests import factories
 from tests.releases.conftest import stored_release
 
@@ -28,6 +28,7 @@ Q_PEOPLE = "qperson"
 P_NAME = "Project Papaya"
 Q_NAME = "Project Quince"
 MEMBER_ROLES = ("annotator", "examiner", "reviser", "admin")
+JOIN_TOKEN = "join-proj-p"  # P's open invitation link (no marker: the page names the project only)
 
 
 @dataclass
@@ -114,6 +115,11 @@ def build_project(*, mark: str, name: str, slug: str, annotator, examiner, revis
     o["release"] = stored_release(project, version=f"{mark}-1", by=admin)
     # Deleted by the matrix's DELETE and POST …/delete/ cases, so the release the reads use stays.
     o["release_doomed"] = stored_release(project, version=f"{mark}-doomed", by=admin)
+    # People: a member (the annotator) whose roles the admin changes, and an open invitation.
+    o["member"] = annotator
+    o["invitation"] = Invitation.objects.create(
+        project=project, roles=[Role.ANNOTATOR], token=f"join-{slug}", expires_at=timezone.now() + timedelta(days=7)
+    )
     return data
 
 
