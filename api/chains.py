@@ -27,6 +27,7 @@ from .items import (
     VersionConflict,
     VersionSerializer,
     editable_or_403,
+    id_field,
     path_id,
     status_filter,
     submitted_payload,
@@ -78,7 +79,7 @@ class TurnSerializer(serializers.ModelSerializer):
 
 
 class TurnInputSerializer(serializers.Serializer):
-    id = serializers.IntegerField(
+    id = id_field(
         required=False, allow_null=True, help_text="The turn's id to keep or change it; omit or null for a new turn."
     )
     question = serializers.CharField(allow_blank=True, trim_whitespace=False)
@@ -163,7 +164,7 @@ class ChainListApi(ApiAuthMixin, generics.ListAPIView):
 
 class ChainCreateApi(ApiAuthMixin, APIView):
     class InputSerializer(serializers.Serializer):
-        clip = serializers.IntegerField(help_text="The clip (of a video of this project) the chain is about.")
+        clip = id_field(help_text="The clip (of a video of this project) the chain is about.")
         turns = TurnInputSerializer(many=True, required=False, default=list, help_text="The turns, in order.")
 
         class Meta:

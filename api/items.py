@@ -62,6 +62,14 @@ def editable_or_403(user, project, item, noun: str) -> None:
         raise exceptions.PermissionDenied(why_not_editable(user, project, item, noun))
 
 
+# Ids are bigints; anything outside that range cannot name a row (and must not reach the database).
+MAX_ID = 2**63 - 1
+
+
+def id_field(**kwargs) -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=1, max_value=MAX_ID, **kwargs)
+
+
 def path_id(name: str, what: str) -> OpenApiParameter:
     return OpenApiParameter(name, OpenApiTypes.INT, OpenApiParameter.PATH, description=f"The {what}'s id.")
 

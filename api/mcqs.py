@@ -27,6 +27,7 @@ from .items import (
     VersionConflict,
     VersionSerializer,
     editable_or_403,
+    id_field,
     path_id,
     status_filter,
     submitted_payload,
@@ -38,6 +39,8 @@ from .mixins import ApiAuthMixin
 MCQ_ID = path_id("mcq_id", "MCQ")
 NO_SUCH_MCQ = "No such MCQ in this project."
 TAGS = ["mcqs"]
+# Far beyond any video, yet its frame number still fits the column at any real frame rate.
+MAX_MOMENT_S = 10_000_000
 # What a change may set; a field left out keeps its value (the MCQ service's own names).
 CONTENT_FIELDS = (
     "question",
@@ -167,7 +170,7 @@ class MCQDetailSerializer(MCQSerializer):
 
 
 class MCQVideoInputSerializer(serializers.Serializer):
-    video_id = serializers.IntegerField(help_text="A video of this project.")
+    video_id = id_field(help_text="A video of this project.")
     role = serializers.ChoiceField(
         choices=VideoRole.choices,
         default=VideoRole.MAIN,
@@ -179,8 +182,10 @@ class MCQVideoInputSerializer(serializers.Serializer):
 
 
 class MomentInputSerializer(serializers.Serializer):
-    video_id = serializers.IntegerField(help_text="One of the MCQ's videos.")
-    time_s = serializers.FloatField(min_value=0, help_text="Seconds from the start; the frame follows from it.")
+    video_id = id_field(help_text="One of the MCQ's videos.")
+    time_s = serializers.FloatField(
+        min_value=0, max_value=MAX_MOMENT_S, help_text="Seconds from the start; the frame follows from it."
+    )
 
     class Meta:
         ref_name = "ReferredMomentInput"

@@ -32,6 +32,7 @@ from .items import (
     VersionConflict,
     VersionSerializer,
     editable_or_403,
+    id_field,
     path_id,
     submitted_payload,
     validated,
@@ -173,8 +174,8 @@ class RelationListApi(ApiAuthMixin, APIView):
 
 class RelationAddApi(ApiAuthMixin, APIView):
     class InputSerializer(VersionSerializer):
-        from_pair = serializers.IntegerField(help_text="A turn of the earlier chain.")
-        to_pair = serializers.IntegerField(help_text="A turn of the later chain.")
+        from_pair = id_field(help_text="A turn of the earlier chain.")
+        to_pair = id_field(help_text="A turn of the later chain.")
         relation_type = serializers.CharField(help_text="A relation type code of the project's taxonomy.")
         rationale = serializers.CharField(required=False, allow_blank=True, default="")
 
