@@ -20,6 +20,7 @@ from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from projects.refusals import Refused
 
@@ -390,7 +391,9 @@ class ChainExists(Refused):
     status, code = 409, "chain_exists"
 
     def __init__(self, *, chain: QAChain):
-        super().__init__(f"This clip already has a chain (id {chain.pk}); edit that one instead.")
+        super().__init__(
+            gettext("This clip already has a chain (id %(id)s); edit that one instead.") % {"id": chain.pk}
+        )
         self.chain_id = chain.pk
 
     @property

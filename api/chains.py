@@ -7,6 +7,8 @@ review instead.
 
 import django_filters
 from django.db.models import Prefetch, QuerySet
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, generics, serializers, status
 from rest_framework.response import Response
@@ -37,7 +39,7 @@ from .jobs import SLUG
 from .mixins import ApiAuthMixin
 
 CHAIN_ID = path_id("chain_id", "chain")
-NO_SUCH_CHAIN = "No such chain in this project."
+NO_SUCH_CHAIN = gettext_lazy("No such chain in this project.")
 TAGS = ["chains"]
 CHAIN_EXISTS = OpenApiResponse(
     ErrorResponseSerializer, description="`chain_exists`: the clip already has a chain; `details.chain_id` is its id."
@@ -187,7 +189,7 @@ class ChainCreateApi(ApiAuthMixin, APIView):
         data = validated(ChainCreateApi.InputSerializer, request.data)
         clip = Clip.objects.filter(pk=data["clip"], video__project=project).select_related("video").first()
         if clip is None:
-            raise exceptions.ValidationError({"clip": ["No such clip in this project."]})
+            raise exceptions.ValidationError({"clip": [_("No such clip in this project.")]})
         clip.video.project = project
         saved = chain_create(clip=clip, user=request.user, turns=[dict(t) for t in data["turns"]])
         return Response(ChainDetailSerializer(_fresh(saved.chain)).data, status=status.HTTP_201_CREATED)

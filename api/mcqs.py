@@ -8,6 +8,8 @@ unfinished (422 `not_ready`, with every blocker).
 import django_filters
 from django.db import transaction
 from django.db.models import Prefetch, QuerySet
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import exceptions, generics, serializers, status
 from rest_framework.response import Response
@@ -37,7 +39,7 @@ from .jobs import SLUG
 from .mixins import ApiAuthMixin
 
 MCQ_ID = path_id("mcq_id", "MCQ")
-NO_SUCH_MCQ = "No such MCQ in this project."
+NO_SUCH_MCQ = gettext_lazy("No such MCQ in this project.")
 TAGS = ["mcqs"]
 # Far beyond any video, yet its frame number still fits the column at any real frame rate.
 MAX_MOMENT_S = 10_000_000
@@ -276,7 +278,9 @@ class MCQCreateApi(ApiAuthMixin, APIView):
         found = {v.pk: v for v in Video.objects.filter(project=project, pk__in=ids).defer("probe", "metadata")}
         missing = [i for i in ids if i not in found]
         if missing:
-            raise exceptions.ValidationError({"videos": [f"No video {', '.join(map(str, missing))} in this project."]})
+            raise exceptions.ValidationError(
+                {"videos": [_("No video %(ids)s in this project.") % {"ids": ", ".join(map(str, missing))}]}
+            )
         content = {k: v for k, v in data.items() if k != "videos"}
         with transaction.atomic():
             mcq = mcq_create(

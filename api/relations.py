@@ -6,6 +6,8 @@ answers with the new one.
 """
 
 from django.db import transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
@@ -42,8 +44,8 @@ from .mixins import ApiAuthMixin
 
 CHAIN_PAIR_ID = path_id("chain_pair_id", "chain pair")
 RELATION_ID = path_id("relation_id", "relation")
-NO_SUCH_CHAIN_PAIR = "No such chain pair in this project."
-NO_SUCH_RELATION = "No such relation in this chain pair."
+NO_SUCH_CHAIN_PAIR = gettext_lazy("No such chain pair in this project.")
+NO_SUCH_RELATION = gettext_lazy("No such relation in this chain pair.")
 NOUN = "set of links"
 TAGS = ["relations"]
 
@@ -226,10 +228,10 @@ class RelationUpdateApi(ApiAuthMixin, APIView):
             rewrite = {"rewritten_question", "rewritten_answer"} & set(attrs)
             if len(rewrite) == 1:
                 raise serializers.ValidationError(
-                    "Send the rewritten question and answer together (both empty clears)."
+                    _("Send the rewritten question and answer together (both empty clears).")
                 )
             if set(attrs) == {"version"}:
-                raise serializers.ValidationError("Nothing to change: send a decision, a type or a rewrite.")
+                raise serializers.ValidationError(_("Nothing to change: send a decision, a type or a rewrite."))
             return attrs
 
     @extend_schema(
