@@ -21,10 +21,11 @@ from projects.permissions import Action, get_project_or_404
 from videos.models import Clip
 
 from .errors import ErrorResponseSerializer
+from .fields import JsonCharField
+from .filters import IdFilter
 from .items import (
     CONFLICT,
     UNPROCESSABLE,
-    IdFilter,
     ItemSubmittedSerializer,
     VersionConflict,
     VersionSerializer,
@@ -84,9 +85,9 @@ class TurnInputSerializer(serializers.Serializer):
     id = id_field(
         required=False, allow_null=True, help_text="The turn's id to keep or change it; omit or null for a new turn."
     )
-    question = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    answer = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    skill = serializers.CharField(
+    question = JsonCharField(allow_blank=True)
+    answer = JsonCharField(allow_blank=True)
+    skill = JsonCharField(
         required=False, allow_blank=True, default="", help_text="A skill code of the project's taxonomy, or empty."
     )
 

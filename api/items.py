@@ -7,9 +7,8 @@ version stored now and who saved it, so a script can fetch it again and decide.
 """
 
 import django_filters
-from django import forms
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import exceptions, serializers
 
 from annotator.concurrency import StaleVersion
@@ -19,6 +18,8 @@ from annotator.models import ItemStatus
 from projects.refusals import Refused
 
 from .errors import ErrorResponseSerializer
+from .fields import JsonIntegerField
+from .filters import ID_MAX
 
 _STATUSES = ", ".join(f"`{s}`" for s in ItemStatus.values)
 
@@ -62,31 +63,39 @@ def editable_or_403(user, project, item, noun: str) -> None:
         raise exceptions.PermissionDenied(why_not_editable(user, project, item, noun))
 
 
-# Ids are bigints; anything outside that range cannot name a row (and must not reach the database).
-MAX_ID = 2**63 - 1
+def id_field(**kwargs) -> JsonIntegerField:
+    """A row's id in a JSON body: a bigint from 1 (anything else cannot name a row)."""
+    return JsonIntegerField(min_value=1, max_value=ID_MAX, **kwargs)
 
 
-def id_field(**kwargs) -> serializers.IntegerField:
-    return serializers.IntegerField(min_value=1, max_value=MAX_ID, **kwargs)
+class JsonFloatField(serializers.FloatField):
+    """A JSON number, not a string holding one (api.fields: the schema says what is accepted)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        return super().to_internal_value(data)
 
 
 def path_id(name: str, what: str) -> OpenApiParameter:
     return OpenApiParameter(name, OpenApiTypes.INT, OpenApiParameter.PATH, description=f"The {what}'s id.")
 
 
-@extend_schema_field(OpenApiTypes.INT)
-class IdFilter(django_filters.NumberFilter):
-    """An id in the query string: a whole number, else 400."""
-
-    field_class = forms.IntegerField
-
-
 def status_filter() -> django_filters.ChoiceFilter:
     return django_filters.ChoiceFilter(choices=ItemStatus.choices, help_text=f"Workflow status: {_STATUSES}.")
 
 
+_VERSION_HELP = "The item's version your change is based on."
+
+
 class VersionSerializer(serializers.Serializer):
-    version = serializers.IntegerField(min_value=1, help_text="The item's version your change is based on.")
+    version = JsonIntegerField(min_value=1, help_text=_VERSION_HELP)
+
+
+class VersionQuerySerializer(serializers.Serializer):
+    """`?version=`, where the operation has no body (a query string is text)."""
+
+    version = serializers.IntegerField(min_value=1, help_text=_VERSION_HELP)
 
 
 class ItemSubmittedSerializer(serializers.Serializer):

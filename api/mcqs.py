@@ -21,11 +21,13 @@ from annotator.models import MCQ, MCQVideo, ReferredMoment, VideoRole
 from projects.permissions import Action, get_project_or_404
 from videos.models import Video
 
+from .fields import JsonCharField, JsonIntegerField
+from .filters import IdFilter
 from .items import (
     CONFLICT,
     UNPROCESSABLE,
-    IdFilter,
     ItemSubmittedSerializer,
+    JsonFloatField,
     VersionConflict,
     VersionSerializer,
     editable_or_403,
@@ -185,7 +187,7 @@ class MCQVideoInputSerializer(serializers.Serializer):
 
 class MomentInputSerializer(serializers.Serializer):
     video_id = id_field(help_text="One of the MCQ's videos.")
-    time_s = serializers.FloatField(
+    time_s = JsonFloatField(
         min_value=0, max_value=MAX_MOMENT_S, help_text="Seconds from the start; the frame follows from it."
     )
 
@@ -196,18 +198,23 @@ class MomentInputSerializer(serializers.Serializer):
 class MCQContentSerializer(serializers.Serializer):
     """The content of an MCQ; on a change, a field left out keeps its value."""
 
-    question = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
-    referring_start = serializers.IntegerField(
-        required=False, allow_null=True, help_text="The referring query as characters [start, end) of the question."
+    question = JsonCharField(required=False, allow_blank=True)
+    referring_start = JsonIntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        help_text="The referring query as characters [start, end) of the question.",
     )
-    referring_end = serializers.IntegerField(required=False, allow_null=True)
-    question_wo_referring_query = serializers.CharField(
+    referring_end = JsonIntegerField(required=False, allow_null=True, min_value=0)
+    question_wo_referring_query = JsonCharField(
         required=False, allow_blank=True, help_text="Derived from the question and the span when empty."
     )
-    options = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
-    correct_index = serializers.IntegerField(required=False, allow_null=True, help_text="The correct option, from 0.")
-    category = serializers.CharField(required=False, allow_blank=True, help_text="A category of the project.")
-    level = serializers.CharField(required=False, allow_blank=True)
+    options = serializers.ListField(child=JsonCharField(allow_blank=True), required=False)
+    correct_index = JsonIntegerField(
+        required=False, allow_null=True, min_value=0, help_text="The correct option, from 0."
+    )
+    category = JsonCharField(required=False, allow_blank=True, help_text="A category of the project.")
+    level = JsonCharField(required=False, allow_blank=True)
     videos = MCQVideoInputSerializer(many=True, required=False, help_text="Replaces the MCQ's videos, in order.")
     moments = MomentInputSerializer(many=True, required=False, help_text="Replaces the referred moments.")
 

@@ -27,11 +27,13 @@ from annotator.selectors import chain_pair_contents, chain_pair_for_editor
 from projects.permissions import get_project_or_404
 
 from .errors import ErrorResponseSerializer
+from .fields import JsonCharField
 from .items import (
     CONFLICT,
     UNPROCESSABLE,
     ItemSubmittedSerializer,
     VersionConflict,
+    VersionQuerySerializer,
     VersionSerializer,
     editable_or_403,
     id_field,
@@ -178,8 +180,8 @@ class RelationAddApi(ApiAuthMixin, APIView):
     class InputSerializer(VersionSerializer):
         from_pair = id_field(help_text="A turn of the earlier chain.")
         to_pair = id_field(help_text="A turn of the later chain.")
-        relation_type = serializers.CharField(help_text="A relation type code of the project's taxonomy.")
-        rationale = serializers.CharField(required=False, allow_blank=True, default="")
+        relation_type = JsonCharField(help_text="A relation type code of the project's taxonomy.")
+        rationale = JsonCharField(required=False, allow_blank=True, default="")
 
         class Meta:
             ref_name = "RelationAddInput"
@@ -217,9 +219,9 @@ class RelationUpdateApi(ApiAuthMixin, APIView):
             required=False,
             help_text="Accept or reject the link (or put it back to `candidate`); accepting applies its rewrite.",
         )
-        relation_type = serializers.CharField(required=False, help_text="A relation type code of the project.")
-        rewritten_question = serializers.CharField(required=False, allow_blank=True)
-        rewritten_answer = serializers.CharField(required=False, allow_blank=True)
+        relation_type = JsonCharField(required=False, help_text="A relation type code of the project.")
+        rewritten_question = JsonCharField(required=False, allow_blank=True)
+        rewritten_answer = JsonCharField(required=False, allow_blank=True)
 
         class Meta:
             ref_name = "RelationUpdateInput"
@@ -283,7 +285,7 @@ class RelationRemoveApi(ApiAuthMixin, APIView):
     @extend_schema(
         operation_id="relations_destroy",
         tags=TAGS,
-        parameters=[SLUG, CHAIN_PAIR_ID, RELATION_ID, VersionSerializer],
+        parameters=[SLUG, CHAIN_PAIR_ID, RELATION_ID, VersionQuerySerializer],
         request=None,
         responses={
             200: ChainPairWrittenSerializer,
@@ -299,7 +301,7 @@ class RelationRemoveApi(ApiAuthMixin, APIView):
         instead (422), so it stays on record."""
         chain_pair = _editable_chain_pair(request.user, slug, chain_pair_id)
         relation = _relation_or_404(chain_pair, relation_id)
-        data = validated(VersionSerializer, request.query_params)
+        data = validated(VersionQuerySerializer, request.query_params)
         try:
             relation_remove(relation=relation, expected_version=data["version"], user=request.user)
         except StaleVersion as exc:

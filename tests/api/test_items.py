@@ -526,3 +526,20 @@ def test_a_saved_chain_reports_who_saved_it(client, project, people, chain):
     response = send(client, "put", f"{base(project)}/chains/{chain.pk}/", {"version": 1, "turns": turns(2)})
     error = assert_error(response, 409, "stale_version")
     assert error["details"]["saved_by"] == people["admin"].username
+
+
+def test_json_bodies_take_exactly_the_documented_types(client, project, people, chain, cp, video):
+    """A string where the schema says integer or number, a number where it says string: 400, nothing written."""
+    client.force_login(people["annotator"])
+    chain_url = f"{base(project)}/chains/{chain.pk}/"
+    assert_error(send(client, "put", chain_url, {"version": "1", "turns": []}), 400, "validation_error")
+    bad_turn = {"question": 5, "answer": "A.", "skill": ""}
+    assert_error(send(client, "put", chain_url, {"version": 1, "turns": [bad_turn]}), 400, "validation_error")
+    a, b = ends(cp)
+    link = {"version": 1, "from_pair": a.pk, "to_pair": b.pk, "relation_type": "action", "rationale": 5}
+    assert_error(send(client, "post", f"{base(project)}/chain-pairs/{cp.pk}/relations/", link), 400, "validation_error")
+    moment = {"videos": [{"video_id": video.pk}], "moments": [{"video_id": video.pk, "time_s": "12.5"}]}
+    assert_error(send(client, "post", f"{base(project)}/mcqs/", moment), 400, "validation_error")
+    chain.refresh_from_db()
+    cp.refresh_from_db()
+    assert (chain.version, cp.version, MCQ.objects.count()) == (1, 1, 0)
