@@ -20,13 +20,14 @@ from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from projects.refusals import Refused
 
 from . import versions
 from .concurrency import StaleVersion, version_claim
 from .lifecycle import EDITABLE, item_transition
-from .models import ItemStatus, QAChain, QAPair
+from .models import ItemStatus, Origin, QAChain, QAPair
 from .submission import Submitted, item_hand_on
 
 # Generous limits: they stop a runaway paste or script, never a real annotator.
@@ -381,6 +382,54 @@ def _write(*, chain: QAChain, expected_version: int, rows_for, user, reason_for=
             item_transition(item=locked, to_status=ItemStatus.ANNOTATING, actor=user, expect_from=ItemStatus.DRAFT)
         pairs = _apply(chain=locked, rows=rows, user=user, stamp=timezone.now(), reason=reason)
     chain.refresh_from_db()
+    return ChainSaved(chain=chain, pairs=pairs, warnings=chain_warnings(chain=chain, pairs=pairs))
+
+
+class ChainExists(Refused):
+    """The clip already carries a chain (one per clip): edit that one instead."""
+
+    status, code = 409, "chain_exists"
+
+    def __init__(self, *, chain: QAChain):
+        super().__init__(
+            gettext("This clip already has a chain (id %(id)s); edit that one instead.") % {"id": chain.pk}
+        )
+        self.chain_id = chain.pk
+
+    @property
+    def details(self) -> dict:
+        return {"chain_id": self.chain_id}
+
+
+def chain_create(*, clip, user, turns: list[dict]) -> ChainSaved:
+    """A chain written by hand on `clip`, with `turns` ([{question, answer, skill}] in order).
+
+    It starts as a person's work (human origin, annotating, `user` its author), logged like a
+    machine draft picked up. Raises ChainInvalid (nothing created) or ChainExists.
+    """
+    project = clip.video.project
+    with transaction.atomic():
+        # One chain per clip: locking the clip makes two creates on it meet here, not at the constraint.
+        type(clip).objects.select_for_update().filter(pk=clip.pk).first()
+        existing = QAChain.objects.filter(clip=clip).first()
+        if existing is not None:
+            raise ChainExists(chain=existing)
+        author = user if getattr(user, "is_authenticated", False) else None
+        chain = QAChain(
+            project=project,
+            clip=clip,
+            status=ItemStatus.DRAFT,
+            origin=Origin.HUMAN,
+            human_edited=True,
+            author=author,
+        )
+        rows = _clean_turns(chain=chain, pairs=turns, existing_ids=set())
+        chain._history_user = author
+        chain.save()
+        item_transition(item=chain, to_status=ItemStatus.ANNOTATING, actor=user, expect_from=ItemStatus.DRAFT)
+        pairs = _apply(chain=chain, rows=rows, user=author, stamp=timezone.now())
+    chain.refresh_from_db()
+    chain.project = project
     return ChainSaved(chain=chain, pairs=pairs, warnings=chain_warnings(chain=chain, pairs=pairs))
 
 

@@ -1,7 +1,23 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
-from . import auth, curation, docs_views, errors, ingest, jobs, media_data, people, projects, queues, releases, videos
+from . import (
+    auth,
+    chains,
+    curation,
+    docs_views,
+    errors,
+    ingest,
+    jobs,
+    mcqs,
+    media_data,
+    people,
+    projects,
+    queues,
+    relations,
+    releases,
+    videos,
+)
 from .method_routing import route_methods
 
 app_name = "api"
@@ -124,6 +140,40 @@ urlpatterns = [
         people.InvitationRevokeApi.as_view(),
         name="invitation-revoke",
     ),
+    # Items: QA chains, the relations of a chain pair, MCQs.
+    path(
+        "projects/<slug:slug>/chains/",
+        route_methods(chains.ChainListApi, chains.ChainCreateApi).as_view(),
+        name="chain-list",
+    ),
+    path(
+        "projects/<slug:slug>/chains/<int:chain_id>/",
+        route_methods(chains.ChainDetailApi, chains.ChainUpdateApi).as_view(),
+        name="chain-detail",
+    ),
+    path("projects/<slug:slug>/chains/<int:chain_id>/submit/", chains.ChainSubmitApi.as_view(), name="chain-submit"),
+    path(
+        "projects/<slug:slug>/chain-pairs/<int:chain_pair_id>/relations/",
+        route_methods(relations.RelationListApi, relations.RelationAddApi).as_view(),
+        name="relation-list",
+    ),
+    path(
+        "projects/<slug:slug>/chain-pairs/<int:chain_pair_id>/relations/<int:relation_id>/",
+        route_methods(relations.RelationUpdateApi, relations.RelationRemoveApi).as_view(),
+        name="relation-detail",
+    ),
+    path(
+        "projects/<slug:slug>/chain-pairs/<int:chain_pair_id>/submit/",
+        relations.ChainPairSubmitApi.as_view(),
+        name="chain-pair-submit",
+    ),
+    path("projects/<slug:slug>/mcqs/", route_methods(mcqs.MCQListApi, mcqs.MCQCreateApi).as_view(), name="mcq-list"),
+    path(
+        "projects/<slug:slug>/mcqs/<int:mcq_id>/",
+        route_methods(mcqs.MCQDetailApi, mcqs.MCQUpdateApi).as_view(),
+        name="mcq-detail",
+    ),
+    path("projects/<slug:slug>/mcqs/<int:mcq_id>/submit/", mcqs.MCQSubmitApi.as_view(), name="mcq-submit"),
     # Schema and docs are public: they describe the API, not anyone's data.
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", docs_views.swagger_ui, name="docs"),

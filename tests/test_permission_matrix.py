@@ -68,6 +68,8 @@ KWARG_OBJECTS = {
     "chain_id": "chain",
     "pair_id": "chain_pair",
     "link_id": "relation",
+    "chain_pair_id": "chain_pair",
+    "relation_id": "relation",
     "mcq_id": "mcq",
     "queue_id": "queue",
     "assignment_id": "assignment",
@@ -318,6 +320,22 @@ MATRIX = [
     Case("api:release-detail", "DELETE", AD, WRITE, kwargs=DOOMED_RELEASE),
     Case("api:release-download"),
     Case("api:release-statistics"),
+    # Items: everyone reads; writing a chain, links or MCQ being annotated is the annotators' (edit_rights).
+    Case("api:chain-list"),
+    post("api:chain-list", AN, why="writing a chain by hand; the empty body is refused by validation"),
+    Case("api:chain-detail"),
+    Case("api:chain-detail", "PUT", AN, WRITE, why="annotating chain: edit_rights.may_edit"),
+    post("api:chain-submit", AN),
+    Case("api:relation-list"),
+    post("api:relation-list", AN, why="adding a link to a chain pair being annotated"),
+    Case("api:relation-detail", "PATCH", AN, WRITE),
+    Case("api:relation-detail", "DELETE", AN, WRITE, why="no `version` in the query: 400"),
+    post("api:chain-pair-submit", AN),
+    Case("api:mcq-list"),
+    post("api:mcq-list", AN, why="a new MCQ; the empty body is refused by validation"),
+    Case("api:mcq-detail"),
+    Case("api:mcq-detail", "PATCH", AN, WRITE, why="annotating MCQ: edit_rights.may_edit"),
+    post("api:mcq-submit", AN),
     *(
         Case(
             "api:not-found",
@@ -620,6 +638,8 @@ API_LISTS = [
     ("api:job-list", "", "mark"),
     ("api:queue-list", "", "mark"),
     ("api:release-list", "", "mark"),
+    ("api:chain-list", "", "mark"),
+    ("api:mcq-list", "", "mark"),
 ]
 
 

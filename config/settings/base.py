@@ -343,6 +343,7 @@ SPECTACULAR_SETTINGS = {
         "VideoStatusEnum": "videos.models.VideoStatus",
         "CurationStatusEnum": "videos.models.CurationStatus",
         "JobStatusEnum": "jobs.models.JobStatus",
+        "ItemStatusEnum": "annotator.models.ItemStatus",
     },
 }
 

@@ -269,3 +269,40 @@ def test_acronyms_and_names_only_in_answers_give_no_hint():
 
 def test_a_name_used_only_in_the_first_turn_gives_no_hint():
     assert hints(("Where does Mara stand, and where does Mara look?", "At the stove."), ("Why?", "To cook.")) == {}
+
+
+# --- a chain written by hand -------------------------------------------------------------------
+
+
+def test_create_writes_a_human_chain_being_annotated_with_its_turns(project, people):
+    from annotator.chains import chain_create
+
+    clip = factories.ClipFactory(video__project=project, index=0)
+    rows = [{"question": f" Q{i}? ", "answer": f"A{i}.", "skill": "ECA"} for i in range(2)]
+    saved = chain_create(clip=clip, user=people["annotator"], turns=rows)
+    chain = saved.chain
+    assert (chain.status, chain.origin, chain.version, chain.author) == (
+        ItemStatus.ANNOTATING,
+        "human",
+        1,
+        people["annotator"],
+    )
+    assert chain.project == project and chain.human_edited
+    assert turns(chain) == [("Q0?", "A0.", "ECA"), ("Q1?", "A1.", "ECA")]
+    assert saved.warnings  # fewer turns than the project asks for: said, not refused
+    event = ReviewEvent.objects.get(qa_chain=chain)
+    assert (event.from_status, event.to_status, event.actor) == ("draft", "annotating", people["annotator"])
+    # Version 1 is recorded, so the first save of it can be undone back to these turns.
+    assert [t["question"] for t in chain_content_at(chain=chain, version=1)] == ["Q0?", "Q1?"]
+
+
+def test_create_refuses_a_second_chain_and_invalid_turns_writing_nothing(project, people, chain):
+    from annotator.chains import ChainExists, chain_create
+
+    with pytest.raises(ChainExists) as refused:
+        chain_create(clip=chain.clip, user=people["annotator"], turns=[])
+    assert refused.value.details == {"chain_id": chain.pk}
+    clip = factories.ClipFactory(video=chain.clip.video, index=1)
+    with pytest.raises(ChainInvalid):
+        chain_create(clip=clip, user=people["annotator"], turns=[{"question": "", "answer": "A.", "skill": ""}])
+    assert not QAChain.objects.filter(clip=clip).exists()
