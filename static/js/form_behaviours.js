@@ -5,6 +5,7 @@
 //   data-check-all="sel"     on a checkbox: ticks or clears every box matching sel in its table
 //   data-no-submit           on a form: Enter in a field never sends it (a script saves instead)
 //   data-shortcut-help       on a button: opens or closes the list of keyboard shortcuts
+//   data-select-on-focus     on a read-only field: its whole text is selected, ready to copy
 (function () {
   "use strict";
   document.addEventListener("change", (event) => {
@@ -20,6 +21,9 @@
     const form = event.target;
     if (form.matches("[data-no-submit]")) { event.preventDefault(); return; }
     if (form.matches("[data-confirm]") && !window.confirm(form.dataset.confirm)) event.preventDefault();
+  });
+  document.addEventListener("focusin", (event) => {
+    if (event.target.matches && event.target.matches("[data-select-on-focus]")) event.target.select();
   });
   document.addEventListener("click", (event) => {
     if (event.target.closest && event.target.closest("[data-shortcut-help]")) VidQA.shortcuts.toggleHelp();
