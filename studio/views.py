@@ -1,7 +1,9 @@
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from jobs.models import BackgroundJob
@@ -63,6 +65,67 @@ def project_settings(request, slug):
             messages.success(request, "Settings saved. They apply to the next processing, curation or draft run.")
             return redirect("studio:project_settings", slug=slug)
     return render(request, "studio/project_settings.html", {"project": project, "form": form})
+
+
+def _model_endpoint_page(request, project, form, report=None):
+    from llm.endpoints import NoModelEndpoint, endpoint_for, model_endpoint_of
+
+    endpoint = model_endpoint_of(project)
+    try:
+        effective = endpoint_for(project=project, use="drafts")
+    except NoModelEndpoint:
+        effective = None
+    context = {
+        "project": project,
+        "form": form,
+        "report": report,
+        "effective": effective,
+        # Whether a key is stored, never the key: the page cannot show what it is not given.
+        "key_is_set": bool(endpoint and endpoint.api_key),
+        "environment_key_is_set": bool(settings.OPENAI_API_KEY),
+        "own_base_url": bool(endpoint and endpoint.base_url),
+    }
+    if request.htmx and report is not None:
+        return render(request, "studio/model_endpoint.html#connection_report", context)
+    return render(request, "studio/model_endpoint.html", context)
+
+
+@login_required
+def model_endpoint(request, slug):
+    """Project admins set where the project's model calls go, with which key, models and prices."""
+    from llm.endpoints import model_endpoint_of, model_endpoint_save
+
+    from .forms import ModelEndpointForm
+
+    project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+    form = ModelEndpointForm(request.POST or None, endpoint=model_endpoint_of(project))
+    if request.method == "POST" and form.is_valid():
+        model_endpoint_save(
+            project=project,
+            user=request.user,
+            base_url=form.cleaned_data["base_url"],
+            models=form.models(),
+            prices=form.prices(),
+            new_key=form.cleaned_data["new_key"],
+            clear_key=form.cleaned_data["clear_key"],
+        )
+        messages.success(request, _("Model endpoint saved. It applies to the next model call."))
+        return redirect("studio:model_endpoint", slug=slug)
+    return _model_endpoint_page(request, project, form)
+
+
+@login_required
+@require_POST
+def model_endpoint_test(request, slug):
+    """One small call to the saved endpoint, reported in words (the technical detail behind a disclosure)."""
+    from llm.client import endpoint_connection_test
+    from llm.endpoints import model_endpoint_of
+
+    from .forms import ModelEndpointForm
+
+    project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+    report = endpoint_connection_test(project=project)
+    return _model_endpoint_page(request, project, ModelEndpointForm(endpoint=model_endpoint_of(project)), report)
 
 
 def _job_or_404(project, job_id) -> BackgroundJob:
