@@ -38,7 +38,7 @@ from annotator.lifecycle import Transition, item_submit, item_transition
 from annotator.models import MCQ, ChainPair, ItemKind, ItemRef, ItemStatus, QAChain, QAPair
 from jobs.models import BackgroundJob
 from jobs.selectors import job_latest_for, jobs_active_for, jobs_failed
-from jobs.services import JobAlreadyRunning, job_create, job_progress
+from jobs.services import JobAlreadyRunning, job_create, job_progress, job_start_check_register
 from llm.client import LLMError, chat_json
 from llm.clip_context import seconds_text
 from llm.endpoints import NoModelEndpoint, endpoint_require
@@ -52,6 +52,8 @@ from .models import QualityScore
 log = logging.getLogger(__name__)
 
 JUDGE_TASK = "reviewer.judge"
+# A retried judge job refuses when the project has no endpoint, rather than fail again.
+job_start_check_register(kinds=[JUDGE_TASK], check=endpoint_require)
 JUDGE_STEP = "judge"  # LLMCall.step and the models_per_step key of the judge model
 JUDGE_KINDS_KEY = "judge_kinds"
 DEFAULT_JUDGE_KINDS = (ItemKind.QA_CHAIN.value,)

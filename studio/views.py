@@ -10,6 +10,7 @@ from jobs.models import BackgroundJob
 from jobs.selectors import job_get
 from jobs.services import JobAlreadyRunning, job_retry
 from projects.permissions import Action, can, get_project_or_404, projects_for, roles_of
+from projects.refusals import Refused
 
 from .selectors import STAGE_COLUMNS, project_overview
 
@@ -160,8 +161,8 @@ def job_retry_view(request, slug, job_id):
     except JobAlreadyRunning as exc:
         new_job = exc.job
         messages.info(request, "That job is already running again.")
-    except ValueError as exc:
-        messages.error(request, str(exc))
+    except (ValueError, Refused) as exc:
+        messages.error(request, exc.message if isinstance(exc, Refused) else str(exc))
         new_job = job
     if request.htmx:
         return render(request, "studio/_job.html#job", {"project": project, "job": new_job, "is_admin": True})

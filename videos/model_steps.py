@@ -9,7 +9,7 @@ from typing import NamedTuple
 from django.db.models import QuerySet
 
 from jobs.models import BackgroundJob
-from jobs.services import JobAlreadyRunning, job_create
+from jobs.services import JobAlreadyRunning, job_create, job_start_check_register
 from llm.endpoints import endpoint_require
 from projects.models import Project
 from projects.refusals import Refused
@@ -30,6 +30,10 @@ MODEL_STEPS = {
     "transcribe": ModelStep(TRANSCRIBE_TASK, "Transcribing speech"),
     "complexity": ModelStep(COMPLEXITY_TASK, "Scoring complexity"),
 }
+
+
+# A retried model step refuses as its first start did when the project has no endpoint.
+job_start_check_register(kinds=[s.task for s in MODEL_STEPS.values()], check=endpoint_require)
 
 
 class NoAudioTrack(Refused):

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from django.core.exceptions import ValidationError
 
 from jobs.models import BackgroundJob
-from jobs.services import job_create, job_progress
+from jobs.services import job_create, job_progress, job_start_check_register
 from llm.endpoints import endpoint_require
 from projects.models import Project
 from videos.models import Video, VideoStatus
@@ -56,6 +56,8 @@ _STEP_CLASSES = {
     "mcqs": MCQStep,
     "options": OptionStep,
 }
+# A retried draft run refuses as its first start did when the project has no endpoint.
+job_start_check_register(kinds=[s.kind for s in DRAFT_STEPS.values()], check=endpoint_require)
 
 
 def draft_step_run(

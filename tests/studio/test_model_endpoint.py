@@ -121,3 +121,20 @@ def test_an_unknown_error_is_shown_once_as_it_is(client, people, project):
     client.force_login(people["admin"])
     page = client.get(reverse("studio:job_status", args=[project.slug, job.pk])).text
     assert page.count("ffprobe: not a video") == 1 and "failure-detail" not in page
+
+
+def test_retrying_a_model_job_with_no_endpoint_is_refused_without_a_new_job(client, admin, project, settings):
+    import annotator.drafts.runs  # noqa: F401 - registers the draft kinds' start check, as the web process has
+
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
+    job = BackgroundJob.objects.create(
+        project=project, kind="annotator.draft_chains", status=JobStatus.FAILED, error=RAW, params={"step": "chains"}
+    )
+    page = client.post(reverse("studio:job_retry", args=[project.slug, job.pk]), follow=True)
+    assert [str(m) for m in page.context["messages"]] == [
+        "No model endpoint is set for this project: a project admin can set one under Settings → Model endpoint."
+    ]
+    api = client.post(f"/api/projects/{project.slug}/jobs/{job.pk}/retry/")
+    assert api.status_code == 409 and api.json()["error"]["code"] == "no_model_endpoint"
+    assert BackgroundJob.objects.count() == 1
