@@ -37,7 +37,7 @@ class ProjectSettingsForm(forms.ModelForm):
         help_texts = {
             "curation_rules": 'Rule codes, e.g. ["duration", "scene_count"]; [] means the defaults of the kind.',
             "external_score_thresholds": 'e.g. {"aesthetic": {"min": 4.5}, "flow": {"max": 30}}',
-            "models_per_step": 'e.g. {"qa_chain": "gpt-4o", "judge": "gpt-4o"}; empty uses the deployment defaults.',
+            "models_per_step": 'e.g. {"qa_chain": "gpt-4o"}; empty uses the models of the project\'s model endpoint.',
         }
 
     def clean_curation_rules(self):
