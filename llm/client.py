@@ -48,7 +48,6 @@ from jsonschema.exceptions import SchemaError
 
 from .concurrency import SlotTimeout, endpoint_slot
 from .endpoints import (
-    JUDGE_STEPS,
     OPENAI_DEFAULT_BASE_URL,
     TRANSCRIBE_STEP,
     Endpoint,
@@ -64,7 +63,6 @@ from .prompts import TemplateRenderError, prompt_template_for_call, template_ren
 
 log = logging.getLogger(__name__)
 
-__all__ = ["JUDGE_STEPS", "OPENAI_DEFAULT_BASE_URL", "TRANSCRIBE_STEP", "LLMError", "LLMResult"]
 
 # Chat parameters passed as SDK arguments; anything else a caller sets goes in the request body as is.
 _CHAT_PARAMS = frozenset(
