@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST, require_safe
 from jobs.models import BackgroundJob
 from jobs.selectors import job_get, jobs_for_project
 from jobs.services import JobAlreadyRunning
+from llm.endpoints import NoModelEndpoint
 from projects.permissions import Action, get_project_or_404
 from videos.models import CurationStatus, Video
 
@@ -192,6 +193,9 @@ def draft_start(request, slug):
         )
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
+        return _back(request, back)
+    except NoModelEndpoint as exc:
+        messages.error(request, exc.message)
         return _back(request, back)
     except JobAlreadyRunning as exc:
         messages.info(

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext as _
 
 from .lifecycle import Transition, item_submit
 
@@ -34,7 +35,10 @@ PASSED_TO_EXAMINERS = "passed on to examiners"
 
 
 class Routed(Protocol):
-    """Where a submitted item went: a judge job on its way, or the move the route made (or neither)."""
+    """Where a submitted item went: a judge job on its way, or the move the route made (or neither).
+
+    Neither means it waits where it is; `waiting` (when the route has it) says why, in words.
+    """
 
     job: Any
     transition: Transition | None
@@ -84,12 +88,23 @@ class Submitted:
         return self.gate.job is not None
 
     @property
+    def waiting(self) -> str:
+        """Why the item stays submitted with no judge on its way ("" when it went somewhere)."""
+        if self.gate.job is not None or self.gate.transition is not None:
+            return ""
+        return getattr(self.gate, "waiting", "") or ""
+
+    @property
     def outcome(self) -> str:
-        """"judge" or "examining": where the item went."""
+        """Where the item went: "judge", "examining" or "waiting" (submitted; the judge cannot be asked yet)."""
+        if self.waiting:
+            return "waiting"
         return "judge" if self.to_judge else "examining"
 
     def message(self, noun: str) -> str:
         """One sentence for the person who submitted, e.g. "Chain submitted and sent to the LLM judge."""
+        if self.waiting:
+            return _("%(noun)s submitted; it waits for the judge. %(reason)s") % {"noun": noun, "reason": self.waiting}
         if self.to_judge:
             return f"{noun} submitted and {SENT_TO_JUDGE}: it comes back to you if it scores below the threshold."
         return f"{noun} submitted and {PASSED_TO_EXAMINERS}."

@@ -4,7 +4,7 @@ Every long step goes through here so that it shows progress, its outcome and a r
 """
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
 
@@ -30,6 +30,17 @@ class JobAlreadyRunning(Refused):
     def __init__(self, job: BackgroundJob):
         super().__init__(f"{job.kind} is already {job.status} (job {job.pk})")
         self.job = job
+
+
+# kind → a check, called as check(project=…), that raises a Refused when a job of that kind cannot
+# start now (a model job with no model endpoint). The apps that own the kinds register them, so a
+# retry from any interface refuses as the first start did, before a job row exists.
+_start_checks: dict[str, Callable[..., object]] = {}
+
+
+def job_start_check_register(*, kinds: Iterable[str], check: Callable[..., object]) -> None:
+    for kind in kinds:
+        _start_checks[kind] = check
 
 
 def job_create(*, project, kind: str, target=None, params: dict | None = None, user=None) -> BackgroundJob:
@@ -77,6 +88,9 @@ def job_retry(*, job: BackgroundJob, user=None) -> BackgroundJob:
             _abandon_if_stale(job)
     if not job.is_finished or job.status == JobStatus.SUCCEEDED:
         raise ValueError("Only a failed or cancelled job can be retried.")
+    check = _start_checks.get(job.kind)
+    if check is not None:
+        check(project=job.project)
     target = None
     if job.target_type:
         from django.apps import apps

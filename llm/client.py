@@ -1,7 +1,9 @@
 """The one way the app talks to a language model: chat for JSON (with images) and transcription.
 
-Any OpenAI-compatible endpoint works (settings.OPENAI_BASE_URL / OPENAI_API_KEY); the model is
-the caller's, else the project's choice for the step, else the deployment default. Every call
+Any OpenAI-compatible endpoint works: the project's own (llm.models.ModelEndpoint), else the
+environment's (settings.OPENAI_BASE_URL / OPENAI_API_KEY), resolved by llm.endpoints.endpoint_for. The
+model is the caller's, else the project's choice for the step, else its endpoint's model for that
+use, else the deployment default. Every call
 leaves exactly one LLMCall row, successful or not, so a draft can always say where it came from
 and a failure can always say why.
 
@@ -45,15 +47,22 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from .concurrency import SlotTimeout, endpoint_slot
-from .models import CallOutcome, LLMCall, PromptTemplate
+from .endpoints import (
+    OPENAI_DEFAULT_BASE_URL,
+    TRANSCRIBE_STEP,
+    Endpoint,
+    NoModelEndpoint,
+    endpoint_for,
+    environment_model,
+    use_for_step,
+)
+from .failures import failure_in_words
+from .models import CallOutcome, LLMCall, ModelUse, PromptTemplate
 from .pricing import estimate_cost
 from .prompts import TemplateRenderError, prompt_template_for_call, template_render
 
 log = logging.getLogger(__name__)
 
-OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
-JUDGE_STEPS = frozenset({"judge"})
-TRANSCRIBE_STEP = "transcribe"
 
 # Chat parameters passed as SDK arguments; anything else a caller sets goes in the request body as is.
 _CHAT_PARAMS = frozenset(
@@ -119,20 +128,36 @@ def _setting(name: str, default: Any) -> Any:
     return json.loads(raw) if isinstance(default, dict) else type(default)(raw)
 
 
-def llm_endpoint() -> str:
-    return (settings.OPENAI_BASE_URL or OPENAI_DEFAULT_BASE_URL).rstrip("/")
+def llm_endpoint(*, project=None) -> str:
+    """The base URL the project's calls go to (the environment's without a project)."""
+    try:
+        return endpoint_for(project=project, use=ModelUse.DRAFTS).base_url
+    except NoModelEndpoint:
+        return (settings.OPENAI_BASE_URL or OPENAI_DEFAULT_BASE_URL).rstrip("/")
 
 
-def model_for_step(*, project, step: str, vision: bool = False) -> str:
-    """The project's model for `step`, else the deployment default for that kind of step."""
+def model_for_step(*, project, step: str, vision: bool = False, endpoint: Endpoint | None = None) -> str:
+    """The project's model for `step`, else its endpoint's model for the step's use, else the deployment's."""
     chosen = (project.models_per_step or {}).get(step) if project is not None else None
     if chosen:
         return str(chosen)
-    if step == TRANSCRIBE_STEP:
-        return settings.LLM_TRANSCRIBE_MODEL
-    if step in JUDGE_STEPS:
-        return settings.LLM_JUDGE_MODEL
-    return settings.LLM_VISION_MODEL if vision else settings.LLM_DEFAULT_MODEL
+    if endpoint is not None:
+        return endpoint.model
+    use = use_for_step(step, vision=vision)
+    if project is None:
+        return environment_model(use)
+    try:
+        return endpoint_for(project=project, use=use).model
+    except NoModelEndpoint:
+        return environment_model(use)
+
+
+def _resolve(project, step: str, *, vision: bool = False) -> Endpoint:
+    """The call's endpoint, or a _Failure that says plainly there is none."""
+    try:
+        return endpoint_for(project=project, use=use_for_step(step, vision=vision))
+    except NoModelEndpoint as exc:
+        raise _Failure(exc.message, CallOutcome.ERROR) from None
 
 
 def _concurrency_limit(endpoint: str) -> int:
@@ -142,9 +167,9 @@ def _concurrency_limit(endpoint: str) -> int:
     return int(_setting("LLM_CONCURRENCY", 4))
 
 
-def _openai_client(endpoint: str) -> openai.OpenAI:
+def _openai_client(endpoint: str, api_key: str = "") -> openai.OpenAI:
     # Local servers (vLLM, Ollama, the test fake) need no key, but the SDK wants a non-empty one.
-    api_key = settings.OPENAI_API_KEY or "not-needed"
+    api_key = api_key or "not-needed"
     key = (endpoint, api_key)
     with _clients_lock:
         client = _clients.get(key)
@@ -190,6 +215,8 @@ class _Rejected(Exception):
 class _Exchange:
     endpoint: str
     timeout_s: float
+    api_key: str = field(default="", repr=False)
+    max_attempts: int | None = None  # None: LLM_MAX_ATTEMPTS
     attempts: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -198,7 +225,7 @@ class _Exchange:
 
     def send(self, request: Callable[[], Any]) -> Any:
         """Run `request` (an SDK call with_raw_response) with retries; returns the raw response."""
-        max_attempts = max(1, int(_setting("LLM_MAX_ATTEMPTS", 4)))
+        max_attempts = self.max_attempts or max(1, int(_setting("LLM_MAX_ATTEMPTS", 4)))
         limit = _concurrency_limit(self.endpoint)
         wait_s = float(_setting("LLM_SLOT_WAIT_S", 900.0))
         lease_s = self.timeout_s + 60
@@ -339,15 +366,32 @@ def chat_json(
     started = time.monotonic()
     images = [bytes(image) for image in images]
     params = dict(params or {})
-    endpoint = llm_endpoint()
-    model = model or model_for_step(project=project, step=step, vision=bool(images))
     timeout_s = float(params.get("timeout_s") or settings.LLM_TIMEOUT_S)
-    exchange = _Exchange(endpoint=endpoint, timeout_s=timeout_s)
+    try:
+        target = _resolve(project, step, vision=bool(images))
+    except _Failure as failure:
+        record = {
+            "project": project,
+            "step": step,
+            "endpoint": "",
+            "model": model or model_for_step(project=project, step=step, vision=bool(images)),
+            "template_key": template_key,
+            "parameters": {**params, "timeout_s": timeout_s},
+            "request": {},
+        }
+        call = _save_call(
+            record, _Exchange(endpoint="", timeout_s=timeout_s), started, outcome=failure.outcome, error=failure.message
+        )
+        raise LLMError(f"{step}: {failure.message}", call=call) from None
+    endpoint = target.base_url
+    model = model or model_for_step(project=project, step=step, vision=bool(images), endpoint=target)
+    exchange = _Exchange(endpoint=endpoint, timeout_s=timeout_s, api_key=target.api_key)
     record: dict[str, Any] = {
         "project": project,
         "step": step,
         "endpoint": endpoint,
         "model": model,
+        "prices": target.prices,
         "template_key": template_key,
         "parameters": {**params, "timeout_s": timeout_s},
         "request": {"images": _image_summary(images)},
@@ -462,7 +506,7 @@ def _converse(
             if extra_body:
                 kwargs["extra_body"] = extra_body
             try:
-                create = _openai_client(exchange.endpoint).chat.completions.with_raw_response.create
+                create = _openai_client(exchange.endpoint, exchange.api_key).chat.completions.with_raw_response.create
                 response = exchange.send(partial(create, **kwargs))
             except _Rejected as rejected:
                 if mode != "prompt" and _about_response_format(rejected.message):
@@ -613,6 +657,7 @@ def _save_call(
         prompt_tokens=exchange.prompt_tokens,
         completion_tokens=exchange.completion_tokens,
         audio_seconds=audio_seconds,
+        prices=record.get("prices"),
     )
     request = {**record["request"], "attempt_log": exchange.attempt_log}
     if not cost.known:
@@ -657,14 +702,30 @@ def transcribe(
     """
     started = time.monotonic()
     path = Path(audio_path)
-    endpoint = llm_endpoint()
-    model = model_for_step(project=project, step=TRANSCRIBE_STEP)
-    exchange = _Exchange(endpoint=endpoint, timeout_s=float(settings.LLM_TIMEOUT_S))
+    try:
+        target = _resolve(project, TRANSCRIBE_STEP)
+    except _Failure as failure:
+        record = {
+            "project": project,
+            "step": TRANSCRIBE_STEP,
+            "endpoint": "",
+            "model": model_for_step(project=project, step=TRANSCRIBE_STEP),
+            "template_key": "",
+            "parameters": {"language": language or ""},
+            "request": {},
+        }
+        exchange = _Exchange(endpoint="", timeout_s=float(settings.LLM_TIMEOUT_S))
+        call = _save_call(record, exchange, started, outcome=failure.outcome, error=failure.message)
+        raise LLMError(f"transcribe: {failure.message}", call=call) from None
+    endpoint = target.base_url
+    model = model_for_step(project=project, step=TRANSCRIBE_STEP, endpoint=target)
+    exchange = _Exchange(endpoint=endpoint, timeout_s=float(settings.LLM_TIMEOUT_S), api_key=target.api_key)
     record: dict[str, Any] = {
         "project": project,
         "step": TRANSCRIBE_STEP,
         "endpoint": endpoint,
         "model": model,
+        "prices": target.prices,
         "template_key": "",
         "parameters": {"language": language or "", "timeout_s": exchange.timeout_s},
         "request": {"file": {"name": path.name, "bytes": path.stat().st_size if path.is_file() else None}},
@@ -715,9 +776,9 @@ def _transcription_request(exchange: _Exchange, record: dict, *, path: Path, mod
         def request(kwargs=kwargs):
             # A fresh file handle per attempt: a retry must send the whole file again.
             with path.open("rb") as handle:
-                return _openai_client(exchange.endpoint).audio.transcriptions.with_raw_response.create(
-                    file=(path.name, handle, mime), **kwargs
-                )
+                return _openai_client(
+                    exchange.endpoint, exchange.api_key
+                ).audio.transcriptions.with_raw_response.create(file=(path.name, handle, mime), **kwargs)
 
         try:
             response = exchange.send(request)
@@ -772,3 +833,69 @@ def _media_duration_s(path: Path) -> float:
         return float(out.stdout.strip())
     except (OSError, subprocess.TimeoutExpired, ValueError):
         return 0.0
+
+
+# --- Connection test ---------------------------------------------------------------------------
+
+CONNECTION_TEST_STEP = "connection_test"
+
+
+@dataclass(frozen=True)
+class ConnectionReport:
+    """What one small test call found: a plain sentence, and the technical detail behind it."""
+
+    ok: bool
+    message: str
+    detail: str = ""
+    call: LLMCall | None = None
+
+
+def endpoint_connection_test(*, project) -> ConnectionReport:
+    """One small chat completion (1 token, the drafts model, no retries) to the project's endpoint.
+
+    Recorded as an LLMCall like any other model call; the key is sent but never reported back.
+    """
+    from django.utils.translation import gettext as _
+
+    started = time.monotonic()
+    try:
+        target = endpoint_for(project=project, use=ModelUse.DRAFTS)
+    except NoModelEndpoint as exc:
+        return ConnectionReport(False, exc.message)
+    model = model_for_step(project=project, step="connection_test", endpoint=target)
+    timeout_s = min(float(settings.LLM_TIMEOUT_S), 20.0)
+    exchange = _Exchange(endpoint=target.base_url, timeout_s=timeout_s, api_key=target.api_key, max_attempts=1)
+    record: dict[str, Any] = {
+        "project": project,
+        "step": CONNECTION_TEST_STEP,
+        "endpoint": target.base_url,
+        "model": model,
+        "template_key": "",
+        "parameters": {"max_tokens": 1, "timeout_s": timeout_s},
+        "request": {"messages": [{"role": "user", "content": "Reply with OK."}]},
+        "prices": target.prices,
+    }
+    create = _openai_client(target.base_url, target.api_key).chat.completions.with_raw_response.create
+    try:
+        response = exchange.send(
+            partial(
+                create,
+                model=model,
+                messages=record["request"]["messages"],
+                max_tokens=1,
+                timeout=timeout_s,
+                user=f"vidqa:{CONNECTION_TEST_STEP}:project-{project.pk}",
+            )
+        )
+        _completion(exchange, response.text)
+    except (_Failure, _Rejected) as exc:
+        outcome = exc.outcome if isinstance(exc, _Failure) else CallOutcome.ERROR
+        call = _save_call(record, exchange, started, outcome=outcome, error=exc.message)
+        words = failure_in_words(exc.message, url=target.base_url) or _(
+            "Could not use %(url)s: it did not answer as an OpenAI-compatible endpoint."
+        ) % {"url": target.base_url}
+        return ConnectionReport(False, words, detail=exc.message, call=call)
+    call = _save_call(record, exchange, started, outcome=CallOutcome.OK)
+    seconds = _ms_since(started) / 1000
+    message = _("Connected: model %(model)s answered in %(seconds).1f s.") % {"model": model, "seconds": seconds}
+    return ConnectionReport(True, message, detail=f"{target.base_url} ({target.source})", call=call)

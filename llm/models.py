@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from projects.models import Project
 
@@ -77,3 +78,44 @@ class LLMCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.step} {self.model} {self.outcome}"
+
+
+class ModelUse(models.TextChoices):
+    """What a model is for; each use may name its own model on a project's endpoint."""
+
+    DRAFTS = "drafts", _("Drafts (text)")
+    VISION = "vision", _("Vision (frames)")
+    JUDGE = "judge", _("Judge")
+    TRANSCRIPTION = "transcription", _("Transcription")
+    PROBES = "probes", _("Probes")
+
+
+class ModelEndpoint(models.Model):
+    """A project's own OpenAI-compatible endpoint; whatever it leaves blank comes from the environment.
+
+    The API key is stored as given (no encryption library is part of the deployment): it is only
+    ever read by the LLM layer, and no page or API answer shows it back, only whether one is set.
+    """
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="model_endpoint")
+    base_url = models.URLField(
+        _("base URL"), max_length=300, blank=True, help_text=_("e.g. https://api.openai.com/v1 or http://vllm:8000/v1")
+    )
+    api_key = models.CharField(_("API key"), max_length=500, blank=True)
+    drafts_model = models.CharField(_("drafts model"), max_length=120, blank=True)
+    vision_model = models.CharField(_("vision model"), max_length=120, blank=True)
+    judge_model = models.CharField(_("judge model"), max_length=120, blank=True)
+    transcription_model = models.CharField(_("transcription model"), max_length=120, blank=True)
+    probes_model = models.CharField(_("probes model"), max_length=120, blank=True)
+    # model name → [input $ per 1M tokens, output $ per 1M tokens]; overrides llm.pricing's table.
+    prices = models.JSONField(default=dict, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return f"{self.project} → {self.base_url or '(environment)'}"
+
+    def model_for(self, use: str) -> str:
+        return getattr(self, f"{use}_model", "") or ""

@@ -1,8 +1,9 @@
 """Cost estimates for model calls, from a small price table keyed by model name.
 
 Prices are list prices in US dollars and go stale; a deployment overrides or extends them with
-the `LLM_PRICES` setting (same shape). A model that is not in the table costs 0 and the call
-says so, rather than pretending to know.
+the `LLM_PRICES` setting (same shape), and a project with its own endpoint sets its own prices per
+model (`ModelEndpoint.prices`, input and output per 1M tokens), which win over both. A model
+that is not in the table costs 0 and the call says so, rather than pretending to know.
 """
 
 from dataclasses import dataclass
@@ -39,8 +40,12 @@ def price_table() -> dict[str, tuple[float, float, float]]:
     return {**PRICES, **getattr(settings, "LLM_PRICES", {})}
 
 
-def _price_for(model: str) -> tuple[float, float, float] | None:
+def _price_for(model: str, overrides: dict | None = None) -> tuple[float, float, float] | None:
     table = price_table()
+    for name, price in (overrides or {}).items():
+        # A project's price is per token only; a per-minute audio price still comes from the table.
+        known = table.get(name, (0.0, 0.0, 0.0))
+        table[name] = (float(price[0]), float(price[1]), known[2])
     if model in table:
         return table[model]
     # Dated snapshots ("gpt-4o-2024-08-06") cost what their family costs; the longest prefix wins
@@ -50,9 +55,15 @@ def _price_for(model: str) -> tuple[float, float, float] | None:
 
 
 def estimate_cost(
-    *, model: str, prompt_tokens: int = 0, completion_tokens: int = 0, audio_seconds: float = 0
+    *,
+    model: str,
+    prompt_tokens: int = 0,
+    completion_tokens: int = 0,
+    audio_seconds: float = 0,
+    prices: dict | None = None,
 ) -> CostEstimate:
-    price = _price_for(model)
+    """`prices` are a project's own (model → [input, output] $ per 1M tokens), over the table."""
+    price = _price_for(model, prices)
     if price is None:
         return CostEstimate(Decimal(0), False, f"no price known for model {model!r}; cost recorded as 0")
     per_in, per_out, per_minute = (Decimal(str(p)) for p in price)

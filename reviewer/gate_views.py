@@ -14,10 +14,12 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotator.models import ItemKind, ItemStatus
 from jobs.models import JobStatus
+from llm.endpoints import NoModelEndpoint
 from projects.permissions import Action, can, get_project_or_404
 
 from .history import item_kind_of, item_label
@@ -142,6 +144,8 @@ def item_judge_again(request, slug, kind, item_id):
         outcome = gate_on_submit(item=item, user=request.user)
         if outcome.job is not None:
             messages.success(request, "The judge will score this item again.")
+        elif outcome.waiting:
+            messages.error(request, outcome.waiting)
         else:
             messages.info(request, "The quality gate is off for this item: it went on to examining.")
     if request.htmx:
@@ -257,6 +261,12 @@ def gate_waiting_view(request, slug):
         parts.append(f"{counts['to_examining']} passed on to examining (no gate for their kind)")
     if counts["already_queued"]:
         parts.append(f"{counts['already_queued']} already with the judge")
+    if counts.get("no_endpoint"):
+        messages.error(
+            request,
+            _("%(count)d items still wait for the judge. %(reason)s")
+            % {"count": counts["no_endpoint"], "reason": NoModelEndpoint().message},
+        )
     messages.success(request, "; ".join(parts).capitalize() + "." if parts else "No item was waiting.")
     return redirect("reviewer:score_list", slug=slug)
 

@@ -38,9 +38,10 @@ from annotator.lifecycle import Transition, item_submit, item_transition
 from annotator.models import MCQ, ChainPair, ItemKind, ItemRef, ItemStatus, QAChain, QAPair
 from jobs.models import BackgroundJob
 from jobs.selectors import job_latest_for, jobs_active_for, jobs_failed
-from jobs.services import JobAlreadyRunning, job_create, job_progress
+from jobs.services import JobAlreadyRunning, job_create, job_progress, job_start_check_register
 from llm.client import LLMError, chat_json
 from llm.clip_context import seconds_text
+from llm.endpoints import NoModelEndpoint, endpoint_require
 from llm.frames import FrameSamplingError
 from llm.prompts import OPTION_LETTERS, template_update
 from llm.selectors import prompt_template_active
@@ -51,6 +52,8 @@ from .models import QualityScore
 log = logging.getLogger(__name__)
 
 JUDGE_TASK = "reviewer.judge"
+# A retried judge job refuses when the project has no endpoint, rather than fail again.
+job_start_check_register(kinds=[JUDGE_TASK], check=endpoint_require)
 JUDGE_STEP = "judge"  # LLMCall.step and the models_per_step key of the judge model
 JUDGE_KINDS_KEY = "judge_kinds"
 DEFAULT_JUDGE_KINDS = (ItemKind.QA_CHAIN.value,)
@@ -79,6 +82,8 @@ class GateOutcome:
     submitted: Transition | None
     job: BackgroundJob | None = None
     transition: Transition | None = None
+    # Neither job nor transition: the item waits in "submitted", and this says why.
+    waiting: str = ""
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,12 @@ def gate_on_submit(*, item, user=None) -> GateOutcome:
     if item.status != ItemStatus.SUBMITTED:
         return GateOutcome(submitted=None)
     if gate_applies(project=project, kind=kind):
+        try:
+            endpoint_require(project=project)
+        except NoModelEndpoint as exc:
+            # A judge job with nowhere to send its call would only fail: the item waits in
+            # "submitted" instead, and "judge waiting items" sends it once an endpoint is set.
+            return GateOutcome(submitted=None, waiting=exc.message)
         return GateOutcome(submitted=None, job=_judge_job_create(item=item, kind=kind, user=user))
     moved = item_transition(
         item=item,
@@ -151,7 +162,7 @@ def item_submit_and_gate(*, item, user) -> GateOutcome:
         submitted = item_submit(item=item, user=user)
         outcome = gate_on_submit(item=submitted.item, user=user)
     item.status = submitted.item.status if outcome.transition is None else outcome.transition.item.status
-    return GateOutcome(submitted=submitted, job=outcome.job, transition=outcome.transition)
+    return GateOutcome(submitted=submitted, job=outcome.job, transition=outcome.transition, waiting=outcome.waiting)
 
 
 def _judge_job_create(*, item, kind: str, user) -> BackgroundJob:
@@ -171,7 +182,8 @@ def _judge_job_create(*, item, kind: str, user) -> BackgroundJob:
 def gate_process_waiting(*, project: Project, user=None) -> dict[str, int]:
     """Items left in "submitted" (a failed judge, a gate switched on or off meanwhile, a submit
     that skipped the gate): queue a judge for each covered kind, pass the rest to examiners.
-    Items whose judge is already queued or running are left alone."""
+    Items whose judge is already queued or running are left alone; with no model endpoint the
+    covered items stay waiting too, counted under "no_endpoint" (a key present only then)."""
     counts = {"queued": 0, "to_examining": 0, "already_queued": 0}
     for model in MODELS.values():
         waiting = list(model.objects.filter(project=project, status=ItemStatus.SUBMITTED).order_by("pk"))
@@ -188,6 +200,8 @@ def gate_process_waiting(*, project: Project, user=None) -> dict[str, int]:
                 counts["queued"] += 1
             elif outcome.transition is not None:
                 counts["to_examining"] += 1
+            elif outcome.waiting:
+                counts["no_endpoint"] = counts.get("no_endpoint", 0) + 1
     return counts
 
 

@@ -1,4 +1,5 @@
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from projects.models import Project
 
@@ -36,7 +37,7 @@ class ProjectSettingsForm(forms.ModelForm):
         help_texts = {
             "curation_rules": 'Rule codes, e.g. ["duration", "scene_count"]; [] means the defaults of the kind.',
             "external_score_thresholds": 'e.g. {"aesthetic": {"min": 4.5}, "flow": {"max": 30}}',
-            "models_per_step": 'e.g. {"qa_chain": "gpt-4o", "judge": "gpt-4o"}; empty uses the deployment defaults.',
+            "models_per_step": 'e.g. {"qa_chain": "gpt-4o"}; empty uses the models of the project\'s model endpoint.',
         }
 
     def clean_curation_rules(self):
@@ -65,3 +66,81 @@ class ProjectSettingsForm(forms.ModelForm):
 
     def groups(self):
         return [(title, [self[name] for name in names]) for title, names in SETTINGS_GROUPS]
+
+
+class ModelEndpointForm(forms.Form):
+    """A project's model endpoint. The key is write-only: the form never holds the stored one."""
+
+    base_url = forms.URLField(
+        label=_("Base URL"),
+        required=False,
+        max_length=300,
+        assume_scheme="https",
+        help_text=_("Any OpenAI-compatible endpoint. Empty: the deployment's endpoint, with its key."),
+    )
+    new_key = forms.CharField(
+        label=_("New API key"),
+        required=False,
+        max_length=500,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text=_("Leave empty to keep the key that is set."),
+    )
+    clear_key = forms.BooleanField(label=_("Remove the stored key"), required=False)
+
+    def __init__(self, *args, endpoint=None, **kwargs):
+        from llm.endpoints import environment_model
+        from llm.models import ModelUse
+
+        initial = kwargs.setdefault("initial", {})
+        if endpoint is not None:
+            initial.setdefault("base_url", endpoint.base_url)
+        super().__init__(*args, **kwargs)
+        self.uses = []
+        prices = (endpoint.prices or {}) if endpoint is not None else {}
+        for use, label in ModelUse.choices:
+            default = environment_model(use)
+            model = endpoint.model_for(use) if endpoint is not None else ""
+            price = prices.get(model or default) or ["", ""]
+            self.fields[f"{use}_model"] = forms.CharField(
+                label=_("%(use)s model") % {"use": label},
+                required=False,
+                max_length=120,
+                initial=model,
+                widget=forms.TextInput(attrs={"placeholder": default}),
+            )
+            for i, side in enumerate(("input", "output")):
+                self.fields[f"{use}_{side}_price"] = forms.DecimalField(
+                    label=_("Input $ per 1M tokens") if side == "input" else _("Output $ per 1M tokens"),
+                    required=False,
+                    min_value=0,
+                    max_digits=10,
+                    decimal_places=4,
+                    initial=price[i],
+                )
+            self.uses.append((use, label, default))
+
+    def clean(self):
+        data = super().clean()
+        if data.get("new_key") and data.get("clear_key"):
+            self.add_error("clear_key", _("Either set a new key or remove the stored one, not both."))
+        return data
+
+    def rows(self):
+        """(label, model field, input price field, output price field, environment default) per use."""
+        return [
+            (label, self[f"{use}_model"], self[f"{use}_input_price"], self[f"{use}_output_price"], default)
+            for use, label, default in self.uses
+        ]
+
+    def models(self) -> dict[str, str]:
+        return {use: self.cleaned_data.get(f"{use}_model") or "" for use, _label, _default in self.uses}
+
+    def prices(self) -> dict[str, list[float]]:
+        """model name → [input, output] for every use with both prices given (the default model when blank)."""
+        out = {}
+        for use, _label, default in self.uses:
+            low, high = self.cleaned_data.get(f"{use}_input_price"), self.cleaned_data.get(f"{use}_output_price")
+            if low is not None and high is not None:
+                out[self.cleaned_data.get(f"{use}_model") or default] = [float(low), float(high)]
+        return out

@@ -4,9 +4,11 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Q
 from django.urls import reverse
+from django.utils.translation import gettext as _
 
 from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
 from jobs.selectors import jobs_active, jobs_failed
+from llm.endpoints import endpoint_usable
 from projects.models import Project, Role
 from projects.permissions import roles_of
 from reviewer.models import Assignment, AssignmentStatus
@@ -94,6 +96,14 @@ def _next_steps(*, project, user, overview: ProjectOverview, counts) -> list[Nex
         if failed:
             steps.append(
                 NextStep("Videos failed to process: read the reason and retry", failed, f"{videos}?status=failed")
+            )
+        if not endpoint_usable(project=project):
+            steps.append(
+                NextStep(
+                    _("Set a model endpoint: drafts, transcription and the judge need one"),
+                    0,
+                    reverse("studio:model_endpoint", args=[project.slug]),
+                )
             )
         if overview.failed_jobs:
             steps.append(NextStep("Look at failed background jobs and retry them", len(overview.failed_jobs)))

@@ -1,13 +1,16 @@
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from jobs.models import BackgroundJob
 from jobs.selectors import job_get
 from jobs.services import JobAlreadyRunning, job_retry
 from projects.permissions import Action, can, get_project_or_404, projects_for, roles_of
+from projects.refusals import Refused
 
 from .selectors import STAGE_COLUMNS, project_overview
 
@@ -65,6 +68,67 @@ def project_settings(request, slug):
     return render(request, "studio/project_settings.html", {"project": project, "form": form})
 
 
+def _model_endpoint_page(request, project, form, report=None):
+    from llm.endpoints import NoModelEndpoint, endpoint_for, model_endpoint_of
+
+    endpoint = model_endpoint_of(project)
+    try:
+        effective = endpoint_for(project=project, use="drafts")
+    except NoModelEndpoint:
+        effective = None
+    context = {
+        "project": project,
+        "form": form,
+        "report": report,
+        "effective": effective,
+        # Whether a key is stored, never the key: the page cannot show what it is not given.
+        "key_is_set": bool(endpoint and endpoint.api_key),
+        "environment_key_is_set": bool(settings.OPENAI_API_KEY),
+        "own_base_url": bool(endpoint and endpoint.base_url),
+    }
+    if request.htmx and report is not None:
+        return render(request, "studio/model_endpoint.html#connection_report", context)
+    return render(request, "studio/model_endpoint.html", context)
+
+
+@login_required
+def model_endpoint(request, slug):
+    """Project admins set where the project's model calls go, with which key, models and prices."""
+    from llm.endpoints import model_endpoint_of, model_endpoint_save
+
+    from .forms import ModelEndpointForm
+
+    project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+    form = ModelEndpointForm(request.POST or None, endpoint=model_endpoint_of(project))
+    if request.method == "POST" and form.is_valid():
+        model_endpoint_save(
+            project=project,
+            user=request.user,
+            base_url=form.cleaned_data["base_url"],
+            models=form.models(),
+            prices=form.prices(),
+            new_key=form.cleaned_data["new_key"],
+            clear_key=form.cleaned_data["clear_key"],
+        )
+        messages.success(request, _("Model endpoint saved. It applies to the next model call."))
+        return redirect("studio:model_endpoint", slug=slug)
+    return _model_endpoint_page(request, project, form)
+
+
+@login_required
+@require_POST
+def model_endpoint_test(request, slug):
+    """One small call to the saved endpoint, reported in words (the technical detail behind a disclosure)."""
+    from llm.client import endpoint_connection_test
+    from llm.endpoints import model_endpoint_of
+
+    from .forms import ModelEndpointForm
+
+    project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+    report = endpoint_connection_test(project=project)
+    return _model_endpoint_page(request, project, ModelEndpointForm(endpoint=model_endpoint_of(project)), report)
+
+
 def _job_or_404(project, job_id) -> BackgroundJob:
     job = job_get(project=project, job_id=job_id)
     if job is None:
@@ -97,8 +161,8 @@ def job_retry_view(request, slug, job_id):
     except JobAlreadyRunning as exc:
         new_job = exc.job
         messages.info(request, "That job is already running again.")
-    except ValueError as exc:
-        messages.error(request, str(exc))
+    except (ValueError, Refused) as exc:
+        messages.error(request, exc.message if isinstance(exc, Refused) else str(exc))
         new_job = job
     if request.htmx:
         return render(request, "studio/_job.html#job", {"project": project, "job": new_job, "is_admin": True})

@@ -33,6 +33,17 @@ def _media_root(settings, tmp_path):
     settings.MEDIA_ROOT.mkdir()
 
 
+@pytest.fixture(autouse=True)
+def _model_endpoint_in_environment(settings):
+    """The deployment under test has a model endpoint, as a real one must for model jobs to start.
+
+    It points at a closed loopback port: a test that really calls a model scripts the fake server
+    (`fake_openai`), and a test of a project with no endpoint clears OPENAI_BASE_URL itself.
+    """
+    settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
+    settings.OPENAI_API_KEY = ""
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory, fake_openai_session):
     """A real, separate Celery worker on the harness's Redis and the test database."""

@@ -162,6 +162,9 @@ MATRIX = [
     Case("studio:project_home"),
     Case("studio:project_settings", gate=AD),
     post("studio:project_settings"),
+    Case("studio:model_endpoint", gate=AD),
+    post("studio:model_endpoint"),
+    post("studio:model_endpoint_test"),
     Case("studio:job_status"),
     post("studio:job_retry"),
     # --- people: a project's admins manage its members and invitations ---

@@ -9,7 +9,8 @@ from typing import NamedTuple
 from django.db.models import QuerySet
 
 from jobs.models import BackgroundJob
-from jobs.services import JobAlreadyRunning, job_create
+from jobs.services import JobAlreadyRunning, job_create, job_start_check_register
+from llm.endpoints import endpoint_require
 from projects.models import Project
 from projects.refusals import Refused
 
@@ -31,6 +32,10 @@ MODEL_STEPS = {
 }
 
 
+# A retried model step refuses as its first start did when the project has no endpoint.
+job_start_check_register(kinds=[s.task for s in MODEL_STEPS.values()], check=endpoint_require)
+
+
 class NoAudioTrack(Refused):
     """Transcription was asked of a video without sound; the message says so, for the user."""
 
@@ -40,12 +45,14 @@ class NoAudioTrack(Refused):
 def video_step_start(*, video: Video, step: str, user=None, params: dict | None = None) -> BackgroundJob:
     """Queue one model step for one video.
 
-    Raises KeyError for a step that does not exist, NoAudioTrack for transcribing a silent video and
-    jobs.services.JobAlreadyRunning while the same step runs for the video.
+    Raises KeyError for a step that does not exist, NoAudioTrack for transcribing a silent video,
+    llm.endpoints.NoModelEndpoint when the project has no endpoint to call (before any job row
+    exists) and jobs.services.JobAlreadyRunning while the same step runs for the video.
     """
     task = MODEL_STEPS[step].task
     if step == "transcribe" and not video.has_audio:
         raise NoAudioTrack(f"{video.name} has no audio track to transcribe.")
+    endpoint_require(project=video.project)
     return job_create(project=video.project, kind=task, target=video, user=user, params=params)
 
 
@@ -53,7 +60,9 @@ def videos_step_start(*, project: Project, videos: QuerySet[Video], step: str, u
     """Queue the step for every ready video among these that lacks its result (no transcript / no score).
 
     Returns how many jobs started and how many were skipped because the step already runs there.
+    Raises llm.endpoints.NoModelEndpoint, before starting any, when the project has no endpoint.
     """
+    endpoint_require(project=project)
     videos = videos.filter(status=VideoStatus.READY)
     if step == "transcribe":
         videos = videos.filter(has_audio=True).exclude(cues__isnull=False)

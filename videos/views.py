@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from jobs.selectors import job_latest_for, jobs_latest_for
 from jobs.services import JobAlreadyRunning
+from llm.endpoints import NoModelEndpoint
 from projects.permissions import Action, can, get_project_or_404
 
 from .curation import RULES, external_scores_import, video_curation_override
@@ -158,8 +159,8 @@ def video_run_step(request, slug, video_id, step):
     try:
         video_step_start(video=video, step=step, user=request.user)
         messages.success(request, f"{label} for {video.name}.")
-    except NoAudioTrack as exc:
-        messages.error(request, str(exc))
+    except (NoAudioTrack, NoModelEndpoint) as exc:
+        messages.error(request, exc.message)
     except JobAlreadyRunning:
         messages.info(request, f"{label} for {video.name} is already under way.")
     return _back(request, slug, video)
@@ -173,9 +174,13 @@ def videos_run_step(request, slug, step):
     if step not in MODEL_STEPS:
         raise Http404("No such step.")
     label = MODEL_STEPS[step].label
-    started, skipped = videos_step_start(
-        project=project, videos=_video_rows(project, request.POST), step=step, user=request.user
-    )
+    try:
+        started, skipped = videos_step_start(
+            project=project, videos=_video_rows(project, request.POST), step=step, user=request.user
+        )
+    except NoModelEndpoint as exc:
+        messages.error(request, exc.message)
+        return redirect("videos:list", slug=slug)
     messages.success(
         request, f"{label}: {started} jobs started" + (f", {skipped} already under way." if skipped else ".")
     )

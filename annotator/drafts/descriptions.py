@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from django.db import IntegrityError, transaction
 
-from llm.client import chat_json, model_for_step
+from llm.client import chat_json
 from llm.clip_context import seconds_text
+from llm.endpoints import model_for_use
+from llm.models import ModelUse
 from projects.models import Project
 from videos.models import Video
 
@@ -24,7 +26,7 @@ def description_models(*, project: Project) -> list[str]:
             return list(dict.fromkeys(names))
     elif chosen and str(chosen).strip():
         return [str(chosen).strip()]
-    return [model_for_step(project=None, step="description", vision=True)]
+    return [model_for_use(project=project, use=ModelUse.VISION)]
 
 
 class DescriptionStep:

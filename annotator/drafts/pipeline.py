@@ -32,10 +32,10 @@ def item_failure(exc: BaseException) -> ItemResult:
     return ItemResult(FAILED, reason=f"unexpected {type(exc).__name__}: {exc}")
 
 
-def draft_concurrency() -> int:
+def draft_concurrency(*, project=None) -> int:
     """Items in flight at once: the per-endpoint limit the LLM layer enforces (0 there = unlimited → 8)."""
     per_endpoint = getattr(settings, "LLM_CONCURRENCY_PER_ENDPOINT", {}) or {}
-    limit = per_endpoint.get(llm_endpoint(), getattr(settings, "LLM_CONCURRENCY", 4))
+    limit = per_endpoint.get(llm_endpoint(project=project), getattr(settings, "LLM_CONCURRENCY", 4))
     return int(limit) if int(limit) > 0 else 8
 
 

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from django.core.exceptions import ValidationError
 
 from jobs.models import BackgroundJob
-from jobs.services import job_create, job_progress
+from jobs.services import job_create, job_progress, job_start_check_register
+from llm.endpoints import endpoint_require
 from projects.models import Project
 from videos.models import Video, VideoStatus
 
@@ -55,6 +56,8 @@ _STEP_CLASSES = {
     "mcqs": MCQStep,
     "options": OptionStep,
 }
+# A retried draft run refuses as its first start did when the project has no endpoint.
+job_start_check_register(kinds=[s.kind for s in DRAFT_STEPS.values()], check=endpoint_require)
 
 
 def draft_step_run(
@@ -107,7 +110,7 @@ def draft_step_run(
         items,
         prepare=handler.prepare,
         draft=handler.draft,
-        concurrency=concurrency if concurrency is not None else draft_concurrency(),
+        concurrency=concurrency if concurrency is not None else draft_concurrency(project=project),
         on_result=on_result,
     )
     report(force=True)
@@ -128,7 +131,8 @@ def draft_run_start(
 ) -> BackgroundJob:
     """Queue a draft run: one video, a selection of videos (ids) or the whole project (neither).
 
-    Raises ValidationError for bad input, JobAlreadyRunning when the same run is still under way.
+    Raises ValidationError for bad input, llm.endpoints.NoModelEndpoint when the project has no
+    endpoint to call (no job row is made), JobAlreadyRunning when the same run is still under way.
     """
     if step not in DRAFT_STEPS:
         raise ValidationError(f"Unknown draft step “{step}”.")
@@ -160,6 +164,7 @@ def draft_run_start(
         params["distractors"] = int(distractors)
     if more and step == "seeds":
         params["more"] = True
+    endpoint_require(project=project)
     return job_create(
         project=project, kind=info.kind, target=video if info.uses_videos else None, params=params, user=user
     )

@@ -111,6 +111,22 @@ def test_start_a_run_over_the_project(client, admin, project):
     assert f"Started: qa chains, one per clip for the project (job {job.pk})." in _messages(page)
 
 
+NO_ENDPOINT = "No model endpoint is set for this project: a project admin can set one under Settings → Model endpoint."
+
+
+@pytest.mark.parametrize("step", ["chains", "descriptions", "seeds"])
+def test_a_run_with_no_model_endpoint_is_refused_before_any_job_exists(client, admin, project, settings, step):
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
+    before = BackgroundJob.objects.count()
+
+    response = client.post(reverse("annotator:draft_start", args=[project.slug]), {"step": step, "scope": "all"})
+
+    assert response.status_code == 302
+    assert BackgroundJob.objects.count() == before
+    assert _messages(client.get(response.url)) == [NO_ENDPOINT]
+
+
 def test_start_a_run_over_the_filtered_videos_fixes_the_selection(client, admin, project):
     alpha = factories.VideoFactory(project=project, name="alpha-1")
     factories.VideoFactory(project=project, name="beta-2")

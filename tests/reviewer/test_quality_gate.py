@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 from django.db.models import F
+from django.urls import reverse
 
 from annotator.lifecycle import item_history, item_transition
 from annotator.models import ItemStatus, QAChain, ReviewEvent
@@ -399,3 +400,37 @@ def test_gate_kinds_come_from_the_project(project):
     assert judge_kinds(project) == ["chain_pair", "mcq"]
     project.models_per_step = {"judge_kinds": "mcq"}
     assert judge_kinds(project) == ["qa_chain"]
+
+
+NO_ENDPOINT = "No model endpoint is set for this project: a project admin can set one under Settings → Model endpoint."
+
+
+def test_with_no_endpoint_a_submit_waits_for_the_judge_and_creates_no_job(chain, people, settings, client):
+    from annotator.chains import chain_submit
+
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
+    before = BackgroundJob.objects.count()
+
+    submitted = chain_submit(chain=chain, user=people["annotator"], expected_version=chain.version)
+
+    assert BackgroundJob.objects.count() == before
+    chain.refresh_from_db()
+    assert chain.status == ItemStatus.SUBMITTED  # waiting for the judge, not passed on unjudged
+    assert submitted.outcome == "waiting"
+    assert submitted.message("Chain") == f"Chain submitted; it waits for the judge. {NO_ENDPOINT}"
+
+    # "Judge waiting items" and "judge again" leave it waiting too, and say why.
+    assert gate_process_waiting(project=chain.project, user=people["admin"])["no_endpoint"] == 1
+    client.force_login(people["admin"])
+    page = client.post(reverse("reviewer:item_judge", args=[chain.project.slug, "qa_chain", chain.pk]), follow=True)
+    assert [str(m) for m in page.context["messages"]] == [NO_ENDPOINT]
+    assert BackgroundJob.objects.count() == before
+
+    # Once an endpoint is set, the waiting item goes to the judge.
+    settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
+    assert gate_process_waiting(project=chain.project, user=people["admin"]) == {
+        "queued": 1,
+        "to_examining": 0,
+        "already_queued": 0,
+    }

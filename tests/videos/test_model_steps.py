@@ -83,3 +83,25 @@ def test_model_steps_are_for_admins(client, people, project, clip_path):
     assert client.post(reverse("videos:run_step", args=[project.slug, video.pk, "transcribe"])).status_code == 403
     client.force_login(people["admin"])
     assert client.post(reverse("videos:run_step", args=[project.slug, video.pk, "nonsense"])).status_code == 404
+
+
+NO_ENDPOINT = "No model endpoint is set for this project: a project admin can set one under Settings → Model endpoint."
+
+
+@pytest.mark.parametrize("step", ["transcribe", "complexity"])
+def test_a_model_step_with_no_endpoint_is_refused_before_any_job_exists(client, project, people, settings, step):
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
+    video = factories.VideoFactory(project=project, has_audio=True, status="ready")
+    client.force_login(people["admin"])
+    before = BackgroundJob.objects.count()
+
+    page = client.post(reverse("videos:run_step", args=[project.slug, video.pk, step]), follow=True)
+    assert [str(m) for m in page.context["messages"]] == [NO_ENDPOINT]
+    many = client.post(reverse("videos:run_step_bulk", args=[project.slug, step]), follow=True)
+    assert [str(m) for m in many.context["messages"]] == [NO_ENDPOINT]
+    api = client.post(f"/api/projects/{project.slug}/videos/{video.pk}/{step}/", {}, content_type="application/json")
+    assert api.status_code == 409
+    assert api.json()["error"]["code"] == "no_model_endpoint" and api.json()["error"]["message"] == NO_ENDPOINT
+
+    assert BackgroundJob.objects.count() == before
