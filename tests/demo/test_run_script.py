@@ -45,13 +45,16 @@ _NOT_INHERITED = {
 class RunScript:
     """scripts/run.sh in its own session, with its output collected as it comes."""
 
-    def __init__(self, *, port: int, var_dir: Path):
+    def __init__(self, *, port: int, var_dir: Path, command: tuple[str, ...] = ("bash", "scripts/run.sh")):
         env = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
         env.update(PORT=str(port), VIDQA_VAR_DIR=str(var_dir))
+        # make passes its own settings to the script through these; the test's make is not our make.
+        for name in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):
+            env.pop(name, None)
         self.port = port
         self.base_url = f"http://127.0.0.1:{port}"
         self.proc = subprocess.Popen(
-            ["bash", "scripts/run.sh"],
+            list(command),
             cwd=REPO,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -272,3 +275,61 @@ def test_make_run_says_so_when_the_port_is_taken(tmp_path):
     assert f"port {port} on 127.0.0.1 is already in use" in run.output
     # It stops before touching anything: no database was made.
     assert not (tmp_path / "var" / "db.sqlite3").exists()
+
+
+def _processes_started_with(var_dir: Path) -> list[tuple[int, str]]:
+    """Every live process whose environment names this VIDQA_VAR_DIR: all a run started, wherever it
+    was reparented to, including one that was started after the last look at the process tree."""
+    marker = f"\0VIDQA_VAR_DIR={var_dir}\0".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+        except OSError:
+            continue
+        st = _stat(int(entry))
+        if marker in b"\0" + environ + b"\0" and st and st[1] != "Z":
+            found.append((int(entry), _cmdline(int(entry))))
+    return found
+
+
+def _assert_nothing_left(var_dir: Path, output: str, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while (left := _processes_started_with(var_dir)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert left == [], f"left running: {left}\n{output}"
+
+
+@pytest.mark.parametrize(
+    ("moment", "sig", "status"),
+    [
+        # Just after the worker was started, before either process is ready.
+        pytest.param("run: starting the web server", signal.SIGTERM, "Error 143", id="sigterm-twice-starting"),
+        pytest.param("Press Ctrl-C", signal.SIGTERM, "Error 143", id="sigterm-twice-serving"),
+        pytest.param("Press Ctrl-C", signal.SIGINT, "Error 130", id="ctrl-c-twice-serving"),
+    ],
+)
+def test_make_run_stops_everything_it_started_when_signalled_twice(var_dir, moment, sig, status):
+    """As `kill -TERM -<pgid>` of `make run` (make forwards a second SIGTERM of its own) or Ctrl-C
+    pressed twice: the signals that land during the clean-up must not end it before the web server
+    and the worker, each in its own session, are gone."""
+    run = RunScript(port=free_port(), var_dir=var_dir, command=("make", "--no-print-directory", "run"))
+    try:
+        run.wait_for(moment)
+        os.killpg(run.proc.pid, sig)
+        time.sleep(0.05)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.proc.pid, sig)
+        run.wait_exit()
+        assert "run: stopped." in run.output
+        # make saw the script end by its own exit status, not killed by a signal half-way.
+        assert status in run.output
+        _assert_nothing_left(var_dir, run.output)
+        assert _port_is_free(run.port)
+    finally:
+        run.kill_everything()
+        for pid, _ in _processes_started_with(var_dir):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
