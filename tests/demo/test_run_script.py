@@ -333,3 +333,31 @@ def test_make_run_stops_everything_it_started_when_signalled_twice(var_dir, mome
         for pid, _ in _processes_started_with(var_dir):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_second_ctrl_c_shortens_the_workers_grace_period(var_dir):
+    run = RunScript(port=free_port(), var_dir=var_dir, command=("make", "--no-print-directory", "run"))
+    try:
+        run.wait_for("Press Ctrl-C")
+        processes = run.remember_processes()
+        # A worker that cannot stop by itself (as one deep in a long task): stopped, it would only go
+        # at the end of its 20 s grace period.
+        worker = next(
+            pid for pid, _ in processes if "celery" in _cmdline(pid) and "scripts/run.sh" in _cmdline(_stat(pid)[0])
+        )
+        os.kill(worker, signal.SIGSTOP)
+        os.killpg(run.proc.pid, signal.SIGINT)
+        run.wait_for("stopping the web server and the worker", timeout=10)
+        time.sleep(1)
+        started = time.monotonic()
+        os.killpg(run.proc.pid, signal.SIGINT)
+        run.wait_exit()
+        assert time.monotonic() - started < 10, run.output
+        assert "stopping faster" in run.output
+        assert "the worker did not stop in time; killing it" in run.output
+        _assert_nothing_left(var_dir, run.output)
+    finally:
+        run.kill_everything()
+        for pid, _ in _processes_started_with(var_dir):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
