@@ -303,18 +303,17 @@ def _assert_nothing_left(var_dir: Path, output: str, timeout: float = 10) -> Non
 
 
 @pytest.mark.parametrize(
-    ("moment", "sig", "status"),
+    ("moment", "sig"),
     [
         # Just after the worker was started, before either process is ready.
-        pytest.param("run: starting the web server", signal.SIGTERM, "Error 143", id="sigterm-twice-starting"),
-        pytest.param("Press Ctrl-C", signal.SIGTERM, "Error 143", id="sigterm-twice-serving"),
-        pytest.param("Press Ctrl-C", signal.SIGINT, "Error 130", id="ctrl-c-twice-serving"),
+        pytest.param("run: starting the web server", signal.SIGTERM, id="sigterm-twice-starting"),
+        pytest.param("Press Ctrl-C", signal.SIGTERM, id="sigterm-twice-serving"),
     ],
 )
-def test_make_run_stops_everything_it_started_when_signalled_twice(var_dir, moment, sig, status):
-    """As `kill -TERM -<pgid>` of `make run` (make forwards a second SIGTERM of its own) or Ctrl-C
-    pressed twice: the signals that land during the clean-up must not end it before the web server
-    and the worker, each in its own session, are gone."""
+def test_make_run_stops_everything_it_started_when_signalled_twice(var_dir, moment, sig):
+    """As `kill -TERM -<pgid>` of `make run`, twice (make forwards a SIGTERM of its own as well): the
+    signals that land during the clean-up must not end it before the web server and the worker,
+    each in its own session, are gone."""
     run = RunScript(port=free_port(), var_dir=var_dir, command=("make", "--no-print-directory", "run"))
     try:
         run.wait_for(moment)
@@ -324,8 +323,9 @@ def test_make_run_stops_everything_it_started_when_signalled_twice(var_dir, mome
             os.killpg(run.proc.pid, sig)
         run.wait_exit()
         assert "run: stopped." in run.output
-        # make saw the script end by its own exit status, not killed by a signal half-way.
-        assert status in run.output
+        # The script ended by its own exit status, not killed by a signal half-way (make reports how
+        # its recipe ended; its own wording may vary when signals reach make mid-way).
+        assert not re.search(r"\] (Terminated|Interrupt|Killed)$", run.output, re.M), run.output
         _assert_nothing_left(var_dir, run.output)
         assert _port_is_free(run.port)
     finally:
@@ -335,7 +335,9 @@ def test_make_run_stops_everything_it_started_when_signalled_twice(var_dir, mome
                 os.kill(pid, signal.SIGKILL)
 
 
-def test_a_second_ctrl_c_shortens_the_workers_grace_period(var_dir):
+def test_ctrl_c_twice_stops_everything_and_the_second_shortens_the_workers_grace_period(var_dir):
+    """Ctrl-C pressed again while the script waits for the worker: it still stops everything, only
+    sooner."""
     run = RunScript(port=free_port(), var_dir=var_dir, command=("make", "--no-print-directory", "run"))
     try:
         run.wait_for("Press Ctrl-C")
@@ -353,6 +355,8 @@ def test_a_second_ctrl_c_shortens_the_workers_grace_period(var_dir):
         os.killpg(run.proc.pid, signal.SIGINT)
         run.wait_exit()
         assert time.monotonic() - started < 10, run.output
+        assert "run: stopped." in run.output
+        assert not re.search(r"\] (Interrupt|Killed)$", run.output, re.M), run.output
         assert "stopping faster" in run.output
         assert "the worker did not stop in time; killing it" in run.output
         _assert_nothing_left(var_dir, run.output)
