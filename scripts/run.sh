@@ -58,7 +58,7 @@ stop_group() {
 # group reaches them. GNU make forwards its own SIGTERM, so one `kill` of `make run`'s group
 # arrives twice: a repeat within half a second of the first is the same request.
 on_signal_again() {
-  local now="${EPOCHREALTIME/./}"
+  local now="${EPOCHREALTIME//[!0-9]/}"
   [ -n "$hurry" ] && return 0
   if [ -z "$first_signal_us" ] || ((now - first_signal_us > 500000)); then
     hurry=1
@@ -85,7 +85,7 @@ on_signal() {
   trap on_signal_again INT TERM
   [ -n "$stopping" ] && return 0
   stopping=1
-  first_signal_us="${EPOCHREALTIME/./}"
+  first_signal_us="${EPOCHREALTIME//[!0-9]/}"
   echo
   say "stopping the web server and the worker …"
   stop_all
