@@ -1,5 +1,3 @@
-# syntax=docker/dockerfile:1
-#
 # VidQA Studio images. Stages:
 #   builder  compilers and headers; builds the virtualenv in /opt/venv
 #   runtime  slim Python + ffmpeg, the venv, the code and the collected static files (no compilers)
@@ -8,7 +6,8 @@
 #
 #   docker build -t vidqa-studio .                       # the app (web, worker, migrate)
 #   docker build --target nginx -t vidqa-studio-nginx .  # the front server
-# docker-compose.yml builds both; deploy/README.md explains the set-up.
+# docker-compose.yml builds both; deploy/README.md explains the set-up. No `# syntax=` line on
+# purpose: the build needs no Dockerfile front end fetched from a registry, so it also runs offline.
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 ARG NGINX_IMAGE=nginx:1.28-alpine
@@ -35,7 +34,8 @@ RUN apt-get update \
 RUN python -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
 
-# Requirements alone first, so a code change does not reinstall every package.
+# Requirements alone first, so a code change does not reinstall every package. The runtime set
+# only: the tests' tools (requirements-dev.txt) never reach the image.
 COPY requirements.txt /tmp/requirements.txt
 RUN pip install -r /tmp/requirements.txt
 
@@ -54,12 +54,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     DJANGO_MEDIA_ROOT=/app/var/media \
     PORT=8000
 
-# ffmpeg/ffprobe from Debian. libgl1 and libglib2.0-0: scenedetect pulls in opencv-python (not the
-# headless build), whose cv2 links against them; ffmpeg already depends on both, they are named so
-# that dropping ffmpeg would not break cv2 silently. tini reaps ffmpeg children and forwards signals.
+# ffmpeg/ffprobe from Debian. scenedetect-headless brings the headless OpenCV, whose wheel carries
+# its own libraries: cv2 needs no libGL or GLib (the import check below fails the build otherwise).
+# tini reaps ffmpeg children and forwards signals.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends ffmpeg libgl1 libglib2.0-0 tini \
+    && apt-get install -y --no-install-recommends ffmpeg tini \
     && rm -rf /var/lib/apt/lists/*
 
 # --no-log-init: a high uid would otherwise grow a huge sparse /var/log/lastlog.
@@ -98,6 +98,12 @@ FROM ${NGINX_IMAGE} AS nginx
 # Static files come from the app build, so nginx always serves the files of the same version.
 COPY deploy/nginx.conf /etc/nginx/conf.d/default.conf
 COPY --from=runtime /app/var/static /srv/static
+# Writes the resolver from this container's /etc/resolv.conf before nginx starts, so the image
+# works under Docker, podman and Kubernetes alike; then hands over to the base image's entrypoint.
+# Run through sh: POSIX shell only (the alpine image has no bash), and no executable bit needed.
+COPY deploy/nginx-entrypoint.sh /usr/local/bin/vidqa-nginx-entrypoint.sh
+ENTRYPOINT ["/bin/sh", "/usr/local/bin/vidqa-nginx-entrypoint.sh"]
+CMD ["nginx", "-g", "daemon off;"]
 
 
 FROM runtime AS app

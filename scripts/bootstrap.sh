@@ -34,11 +34,14 @@ if [ ! -x .venv/bin/python ]; then
   echo "bootstrap: creating .venv with $PY"
   "$PY" -m venv .venv
 fi
+# A local checkout gets the runtime packages and the tools (requirements-dev.txt includes
+# requirements.txt); the image installs requirements.txt alone. The stamp hashes both files, so an
+# edit to either reinstalls.
 stamp=.venv/.requirements.sha256
-want=$(sha256sum requirements.txt | cut -d' ' -f1)
+want=$(cat requirements.txt requirements-dev.txt | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  echo "bootstrap: installing Python packages (requirements.txt)"
+  echo "bootstrap: installing Python packages (requirements-dev.txt, with requirements.txt)"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv/bin/python -m pip install -q -r requirements.txt
+  .venv/bin/python -m pip install -q -r requirements-dev.txt
   echo "$want" > "$stamp"
 fi

@@ -28,6 +28,76 @@ PY=.venv/bin/python
 
 say() { printf 'run: %s\n' "$*"; }
 
+worker_pid=""
+web_pid=""
+stopping=""
+first_signal_us=""
+hurry=""
+
+# Stop one process group: SIGTERM, wait up to $3 seconds (2 s once hurried), then SIGKILL whatever
+# is left of it.
+stop_group() {
+  local pid="$1" name="$2" grace="$3" i
+  [ -n "$pid" ] || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < grace * 10; i++)); do
+    kill -0 -- "-$pid" 2>/dev/null || break
+    [ -n "$hurry" ] && ((i >= 20)) && break
+    # A signal to our process group kills this sleep too: that must not end the script (set -e).
+    sleep 0.1 || true
+  done
+  if kill -0 -- "-$pid" 2>/dev/null; then
+    say "$name did not stop in time; killing it"
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+
+# A signal during the clean-up only hurries it: the script must live until both groups are gone,
+# since the web server and the worker run in sessions of their own and no signal to our process
+# group reaches them. GNU make forwards its own SIGTERM, so one `kill` of `make run`'s group
+# arrives twice: a repeat within half a second of the first is the same request.
+on_signal_again() {
+  local now="${EPOCHREALTIME//[!0-9]/}"
+  [ -n "$hurry" ] && return 0
+  if [ -z "$first_signal_us" ] || ((now - first_signal_us > 500000)); then
+    hurry=1
+    say "stopping faster: anything still running after 2 s is killed"
+  fi
+}
+
+stop_all() {
+  trap on_signal_again INT TERM
+  trap - EXIT
+  local pid
+  # The worker's warm shutdown lets running tasks finish; 20 s, then its whole pool is killed.
+  stop_group "$web_pid" "the web server" 5
+  web_pid=""
+  stop_group "$worker_pid" "the worker" 20
+  worker_pid=""
+  # A job started just before the signal whose pid was not yet recorded.
+  for pid in $(jobs -pr); do
+    stop_group "$pid" "process $pid" 5
+  done
+}
+
+on_signal() {
+  trap on_signal_again INT TERM
+  [ -n "$stopping" ] && return 0
+  stopping=1
+  first_signal_us="${EPOCHREALTIME//[!0-9]/}"
+  echo
+  say "stopping the web server and the worker …"
+  stop_all
+  say "stopped."
+  exit "$1"
+}
+
+# Set before anything starts, so a signal at any point of the start-up goes through the same stop.
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
+trap 'stop_all' EXIT
+
 bash scripts/bootstrap.sh run
 mkdir -p "$LOG_DIR"
 
@@ -56,46 +126,6 @@ case "${DJANGO_DEBUG,,}" in
   *) say "DJANGO_DEBUG is off: collecting static files for whitenoise"
      "$PY" manage.py collectstatic --noinput -v 0 ;;
 esac
-
-worker_pid=""
-web_pid=""
-
-# Stop one process group: SIGTERM, wait up to $3 seconds, then SIGKILL whatever is left of it.
-stop_group() {
-  local pid="$1" name="$2" grace="$3" i
-  [ -n "$pid" ] || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < grace * 10; i++)); do
-    kill -0 -- "-$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 -- "-$pid" 2>/dev/null; then
-    say "$name did not stop in ${grace} s; killing it"
-    kill -KILL -- "-$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-}
-
-stop_all() {
-  trap - INT TERM EXIT
-  # The worker's warm shutdown lets running tasks finish; 20 s, then its whole pool is killed.
-  stop_group "$web_pid" "the web server" 5
-  stop_group "$worker_pid" "the worker" 20
-  web_pid=""
-  worker_pid=""
-}
-
-on_signal() {
-  echo
-  say "stopping the web server and the worker …"
-  stop_all
-  say "stopped."
-  exit "$1"
-}
-
-trap 'on_signal 130' INT
-trap 'on_signal 143' TERM
-trap 'stop_all' EXIT
 
 [ -f "$LOG_DIR/worker.log" ] && mv -f "$LOG_DIR/worker.log" "$LOG_DIR/worker.log.1"
 [ -f "$LOG_DIR/web.log" ] && mv -f "$LOG_DIR/web.log" "$LOG_DIR/web.log.1"

@@ -45,13 +45,16 @@ _NOT_INHERITED = {
 class RunScript:
     """scripts/run.sh in its own session, with its output collected as it comes."""
 
-    def __init__(self, *, port: int, var_dir: Path):
+    def __init__(self, *, port: int, var_dir: Path, command: tuple[str, ...] = ("bash", "scripts/run.sh")):
         env = {k: v for k, v in os.environ.items() if k not in _NOT_INHERITED}
         env.update(PORT=str(port), VIDQA_VAR_DIR=str(var_dir))
+        # make passes its own settings to the script through these; the test's make is not our make.
+        for name in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL"):
+            env.pop(name, None)
         self.port = port
         self.base_url = f"http://127.0.0.1:{port}"
         self.proc = subprocess.Popen(
-            ["bash", "scripts/run.sh"],
+            list(command),
             cwd=REPO,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -272,3 +275,93 @@ def test_make_run_says_so_when_the_port_is_taken(tmp_path):
     assert f"port {port} on 127.0.0.1 is already in use" in run.output
     # It stops before touching anything: no database was made.
     assert not (tmp_path / "var" / "db.sqlite3").exists()
+
+
+def _processes_started_with(var_dir: Path) -> list[tuple[int, str]]:
+    """Every live process whose environment names this VIDQA_VAR_DIR: all a run started, wherever it
+    was reparented to, including one that was started after the last look at the process tree."""
+    marker = f"\0VIDQA_VAR_DIR={var_dir}\0".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+        except OSError:
+            continue
+        st = _stat(int(entry))
+        if marker in b"\0" + environ + b"\0" and st and st[1] != "Z":
+            found.append((int(entry), _cmdline(int(entry))))
+    return found
+
+
+def _assert_nothing_left(var_dir: Path, output: str, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while (left := _processes_started_with(var_dir)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert left == [], f"left running: {left}\n{output}"
+
+
+@pytest.mark.parametrize(
+    ("moment", "sig"),
+    [
+        # Just after the worker was started, before either process is ready.
+        pytest.param("run: starting the web server", signal.SIGTERM, id="sigterm-twice-starting"),
+        pytest.param("Press Ctrl-C", signal.SIGTERM, id="sigterm-twice-serving"),
+    ],
+)
+def test_make_run_stops_everything_it_started_when_signalled_twice(var_dir, moment, sig):
+    """As `kill -TERM -<pgid>` of `make run`, twice (make forwards a SIGTERM of its own as well): the
+    signals that land during the clean-up must not end it before the web server and the worker,
+    each in its own session, are gone."""
+    run = RunScript(port=free_port(), var_dir=var_dir, command=("make", "--no-print-directory", "run"))
+    try:
+        run.wait_for(moment)
+        os.killpg(run.proc.pid, sig)
+        time.sleep(0.05)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.proc.pid, sig)
+        run.wait_exit()
+        assert "run: stopped." in run.output
+        # The script ended by its own exit status, not killed by a signal half-way (make reports how
+        # its recipe ended; its own wording may vary when signals reach make mid-way).
+        assert not re.search(r"\] (Terminated|Interrupt|Killed)$", run.output, re.M), run.output
+        _assert_nothing_left(var_dir, run.output)
+        assert _port_is_free(run.port)
+    finally:
+        run.kill_everything()
+        for pid, _ in _processes_started_with(var_dir):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_ctrl_c_twice_stops_everything_and_the_second_shortens_the_workers_grace_period(var_dir):
+    """Ctrl-C pressed again while the script waits for the worker: it still stops everything, only
+    sooner."""
+    run = RunScript(port=free_port(), var_dir=var_dir, command=("make", "--no-print-directory", "run"))
+    try:
+        run.wait_for("Press Ctrl-C")
+        processes = run.remember_processes()
+        # A worker that cannot stop by itself (as one deep in a long task): stopped, it would only go
+        # at the end of its 20 s grace period.
+        worker = next(
+            pid for pid, _ in processes if "celery" in _cmdline(pid) and "scripts/run.sh" in _cmdline(_stat(pid)[0])
+        )
+        os.kill(worker, signal.SIGSTOP)
+        os.killpg(run.proc.pid, signal.SIGINT)
+        run.wait_for("stopping the web server and the worker", timeout=10)
+        time.sleep(1)
+        started = time.monotonic()
+        os.killpg(run.proc.pid, signal.SIGINT)
+        run.wait_exit()
+        assert time.monotonic() - started < 10, run.output
+        assert "run: stopped." in run.output
+        assert not re.search(r"\] (Interrupt|Killed)$", run.output, re.M), run.output
+        assert "stopping faster" in run.output
+        assert "the worker did not stop in time; killing it" in run.output
+        _assert_nothing_left(var_dir, run.output)
+    finally:
+        run.kill_everything()
+        for pid, _ in _processes_started_with(var_dir):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
