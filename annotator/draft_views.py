@@ -16,6 +16,7 @@ from jobs.models import BackgroundJob
 from jobs.selectors import job_get, jobs_for_project
 from jobs.services import JobAlreadyRunning
 from projects.permissions import Action, get_project_or_404
+from projects.services import ProjectArchived
 from videos.models import CurationStatus, Video
 
 from .drafts import (
@@ -192,6 +193,9 @@ def draft_start(request, slug):
         )
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
+        return _back(request, back)
+    except ProjectArchived as exc:
+        messages.error(request, exc.message)
         return _back(request, back)
     except JobAlreadyRunning as exc:
         messages.info(

@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from jobs.models import BackgroundJob
 from jobs.services import job_create, job_progress
 from projects.models import Project
+from projects.services import project_refuse_if_archived
 from videos.models import Video, VideoStatus
 
 from .base import DRAFT_STEPS, STEP_BY_KIND, DraftSummary, Item, ItemResult, draft_tasks, draft_videos
@@ -130,6 +131,7 @@ def draft_run_start(
 
     Raises ValidationError for bad input, JobAlreadyRunning when the same run is still under way.
     """
+    project_refuse_if_archived(project=project)
     if step not in DRAFT_STEPS:
         raise ValidationError(f"Unknown draft step “{step}”.")
     info = DRAFT_STEPS[step]
