@@ -49,6 +49,7 @@ class ProjectListApi(ApiAuthMixin, generics.ListAPIView):
                 "primary_language",
                 "roles",
                 "video_count",
+                "archived_at",
                 "created_at",
                 "links",
             ]
@@ -109,6 +110,7 @@ class ProjectDetailApi(ApiAuthMixin, generics.RetrieveAPIView):
                 "judge_enabled",
                 "judge_threshold",
                 "path_jump_probability",
+                "archived_at",
                 "created_at",
                 "updated_at",
                 "links",

@@ -189,3 +189,20 @@ def test_archive_and_unarchive(client, project, people):
     assert "archived" in assert_error(response, 409, "project_archived")["message"]
     body = client.post(f"/api/projects/{project.slug}/unarchive/").json()
     assert body["archived_at"] is None
+
+
+def test_list_shows_archived_projects_with_their_date_and_the_same_query_count(
+    client, django_assert_num_queries, token_for
+):
+    user = factories.UserFactory()
+    headers = token_for(user)
+    for _ in range(3):
+        factories.MembershipFactory(user=user, role=Role.ADMIN)
+    archived = factories.MembershipFactory(user=user, role=Role.ADMIN).project
+    client.force_login(user)
+    client.post(f"/api/projects/{archived.slug}/archive/")
+    client.logout()
+    with django_assert_num_queries(4):
+        response = client.get("/api/projects/", headers=headers)
+    rows = {row["slug"]: row for row in response.json()["results"]}
+    assert len(rows) == 4 and rows[archived.slug]["archived_at"] is not None

@@ -148,3 +148,26 @@ def test_claim_next_in_an_archived_project_is_a_plain_refusal(client, people, pr
     client.force_login(people["annotator"])
     response = client.post(reverse("reviewer:claim_next", args=[project.slug]), follow=True)
     assert "is archived and takes no new work" in response.text
+
+
+def test_the_add_project_permission_opens_the_new_project_page(client):
+    from django.contrib.auth.models import Permission
+
+    user = factories.UserFactory()
+    user.user_permissions.add(Permission.objects.get(codename="add_project"))
+    client.force_login(user)
+    assert client.get(reverse("studio:project_new")).status_code == 200
+    response = client.post(
+        reverse("studio:project_new"), {"name": "Mine", "preset": "mvpbench", "primary_language": "zh"}
+    )
+    assert response.status_code == 302
+    assert Project.objects.get(name="Mine").kind == ProjectKind.MVPBENCH
+
+
+def test_an_archived_project_home_says_so(client, people, project):
+    from projects.services import project_archive
+
+    project_archive(project=project, user=people["admin"])
+    client.force_login(people["annotator"])
+    page = client.get(reverse("studio:project_home", args=[project.slug])).text
+    assert "This project is archived" in page
