@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
+from llm.prompts import prompt_templates_copy
 from projects.models import Project
 from projects.permissions import Action, get_project_or_404, may_create_project, roles_of
 from projects.presets import JUDGE_KINDS, JUDGE_KINDS_KEY, PRESETS
@@ -310,7 +311,10 @@ class ProjectCreateApi(ApiAuthMixin, APIView):
         copy_slug = values.pop("copy_from")
         copy_from = get_project_or_404(request.user, copy_slug, Action.ADMINISTER) if copy_slug else None
         try:
-            project = project_create(user=request.user, copy_from=copy_from, **values)
+            with transaction.atomic():
+                project = project_create(user=request.user, copy_from=copy_from, **values)
+                if copy_from is not None:
+                    prompt_templates_copy(source=copy_from, target=project, user=request.user)
         except ValidationError as exc:
             raise _as_api_validation(exc) from exc
         return _settings_response(project, request, status.HTTP_201_CREATED)

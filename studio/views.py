@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 from jobs.models import BackgroundJob
 from jobs.selectors import job_get
 from jobs.services import JobAlreadyRunning, job_retry
+from llm.prompts import prompt_templates_copy
 from projects.permissions import Action, can, get_project_or_404, may_create_project, projects_for, roles_of
 from projects.presets import PRESETS
 from projects.refusals import Refused, refusal_redirect
@@ -62,15 +63,18 @@ def project_new(request):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            project = project_create(
-                user=request.user,
-                name=data["name"],
-                slug=data["slug"],
-                preset=data["preset"],
-                description=data["description"],
-                primary_language=data["primary_language"],
-                copy_from=data.get("copy_from"),
-            )
+            with transaction.atomic():
+                project = project_create(
+                    user=request.user,
+                    name=data["name"],
+                    slug=data["slug"],
+                    preset=data["preset"],
+                    description=data["description"],
+                    primary_language=data["primary_language"],
+                    copy_from=data.get("copy_from"),
+                )
+                if data.get("copy_from"):
+                    prompt_templates_copy(source=data["copy_from"], target=project, user=request.user)
         except ValidationError as exc:
             for field, errors in exc.message_dict.items() if hasattr(exc, "error_dict") else [(None, exc.messages)]:
                 form.add_error(field if field in form.fields else None, errors)

@@ -206,3 +206,19 @@ def test_list_shows_archived_projects_with_their_date_and_the_same_query_count(
         response = client.get("/api/projects/", headers=headers)
     rows = {row["slug"]: row for row in response.json()["results"]}
     assert len(rows) == 4 and rows[archived.slug]["archived_at"] is not None
+
+
+def test_copying_settings_through_the_api_copies_the_prompts_the_source_tuned(client):
+    from llm.models import PromptTemplate
+    from llm.prompts import template_update
+    from projects.services import project_create
+
+    staff = _staff(client)
+    source = project_create(user=staff, name="Tuned", preset="svbench")
+    template_update(project=source, key="qa_chain", body="Ask about {clip_start}.", user=staff)
+    response = client.post(
+        "/api/projects/", {"name": "Copy", "copy_from": source.slug}, content_type="application/json"
+    )
+    assert response.status_code == 201, response.content
+    [copied] = PromptTemplate.objects.filter(project__slug="copy", is_active=True)
+    assert (copied.key, copied.body) == ("qa_chain", "Ask about {clip_start}.")
