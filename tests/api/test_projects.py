@@ -222,3 +222,17 @@ def test_copying_settings_through_the_api_copies_the_prompts_the_source_tuned(cl
     assert response.status_code == 201, response.content
     [copied] = PromptTemplate.objects.filter(project__slug="copy", is_active=True)
     assert (copied.key, copied.body) == ("qa_chain", "Ask about {clip_start}.")
+
+
+def test_a_manifest_import_into_an_archived_project_is_refused_and_starts_nothing(client, project, people):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from jobs.models import BackgroundJob
+
+    client.force_login(people["admin"])
+    client.post(f"/api/projects/{project.slug}/archive/")
+    response = client.post(
+        f"/api/projects/{project.slug}/imports/", {"file": SimpleUploadedFile("m.csv", b"path\n/tmp/a.mp4\n")}
+    )
+    assert "archived" in assert_error(response, 409, "project_archived")["message"]
+    assert not BackgroundJob.objects.filter(project=project).exists()
