@@ -244,10 +244,6 @@ class ProjectSettingsSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError('An object of score name → {"min": number, "max": number}.')
         return value
 
-    def validate(self, attrs):
-        # Constraints across fields are checked by the service against the merged settings.
-        return attrs
-
 
 def _settings_response(project, request, status_code=200) -> Response:
     return Response(ProjectSettingsSerializer(project, context={"request": request}).data, status=status_code)

@@ -84,7 +84,7 @@ def project_create(
     if preset not in PRESETS:
         raise ValidationError({"preset": _("Unknown preset “%(key)s”.") % {"key": preset}})
     if copy_from is not None and not can(user, Action.ADMINISTER, copy_from):
-        raise ProjectRefused(_("You can copy settings only from a project you administer."), code="not_found")
+        raise ProjectRefused(_("You can copy settings only from a project you administer."))
     values = preset_settings(preset)
     if copy_from is not None:
         values = {name_: getattr(copy_from, name_) for name_ in copied_fields()}

@@ -11,6 +11,7 @@ from jobs.models import BackgroundJob
 from jobs.selectors import job_get
 from jobs.services import JobAlreadyRunning, job_retry
 from llm.prompts import prompt_templates_copy
+from projects.models import Role
 from projects.permissions import Action, can, get_project_or_404, may_create_project, projects_for, roles_of
 from projects.presets import PRESETS
 from projects.refusals import Refused, refusal_redirect
@@ -49,7 +50,7 @@ def _administered(user):
     """Projects whose settings `user` may copy: the ones they administer."""
     if user.is_superuser:
         return projects_for(user)
-    return projects_for(user).filter(memberships__user=user, memberships__role="admin").distinct()
+    return projects_for(user).filter(memberships__user=user, memberships__role=Role.ADMIN).distinct()
 
 
 @login_required
