@@ -17,6 +17,7 @@ from jobs.selectors import job_get, jobs_for_project
 from jobs.services import JobAlreadyRunning
 from llm.endpoints import NoModelEndpoint
 from projects.permissions import Action, get_project_or_404
+from projects.services import ProjectArchived
 from videos.models import CurationStatus, Video
 
 from .drafts import (
@@ -194,7 +195,7 @@ def draft_start(request, slug):
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
         return _back(request, back)
-    except NoModelEndpoint as exc:
+    except (NoModelEndpoint, ProjectArchived) as exc:
         messages.error(request, exc.message)
         return _back(request, back)
     except JobAlreadyRunning as exc:

@@ -26,8 +26,11 @@ urlpatterns = [
     path("auth/token/", auth.TokenObtainApi.as_view(), name="token-obtain"),
     path("auth/token/revoke/", auth.TokenRevokeApi.as_view(), name="token-revoke"),
     path("auth/token/status/", auth.TokenStatusApi.as_view(), name="token-status"),
-    path("projects/", projects.ProjectListApi.as_view(), name="project-list"),
+    path("projects/", route_methods(projects.ProjectListApi, projects.ProjectCreateApi).as_view(), name="project-list"),
     path("projects/<slug:slug>/", projects.ProjectDetailApi.as_view(), name="project-detail"),
+    path("projects/<slug:slug>/settings/", projects.ProjectSettingsApi.as_view(), name="project-settings"),
+    path("projects/<slug:slug>/archive/", projects.ProjectArchiveApi.as_view(), name="project-archive"),
+    path("projects/<slug:slug>/unarchive/", projects.ProjectUnarchiveApi.as_view(), name="project-unarchive"),
     path(
         "projects/<slug:slug>/videos/",
         route_methods(videos.VideoListApi, ingest.VideoUploadApi).as_view(),

@@ -460,6 +460,26 @@ def template_update(
         raise ValidationError("Someone else saved this template at the same moment; reload and try again.") from exc
 
 
+def prompt_templates_copy(*, source, target, user=None) -> int:
+    """Give `target` its own copy of every prompt `source` edited for itself; returns how many.
+
+    Used when a new project copies another's settings: the prompts that project tuned come along,
+    the ones it left at the global default stay shared.
+    """
+    copied = 0
+    for template in PromptTemplate.objects.filter(project=source, is_active=True).order_by("key"):
+        template_update(
+            project=target,
+            key=template.key,
+            body=template.body,
+            system=template.system,
+            schema=template.response_schema,
+            user=user,
+        )
+        copied += 1
+    return copied
+
+
 # Characters of subtitles, comments or descriptions put into one prompt by default.
 PROMPT_TEXT_LIMIT = 4000
 

@@ -12,7 +12,7 @@ class MembershipInline(admin.TabularInline):
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "kind", "primary_language", "judge_threshold", "created_at"]
-    list_filter = ["kind", "primary_language", "judge_enabled"]
+    list_filter = ["kind", "primary_language", "judge_enabled", "archived_at"]
     search_fields = ["name", "slug", "description"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline]

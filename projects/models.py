@@ -55,6 +55,9 @@ class Project(models.Model):
     judge_threshold = models.PositiveSmallIntegerField(default=90)
     path_jump_probability = models.FloatField(default=0.8)
 
+    # An archived project takes no new work (claims, imports, drafts) but stays readable and releasable.
+    archived_at = models.DateTimeField(null=True, blank=True)
+
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -90,6 +93,10 @@ class Project(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_archived(self) -> bool:
+        return self.archived_at is not None
 
     def taxonomy(self, key: str) -> list:
         return self.taxonomies.get(key) or taxonomies.default_taxonomies()[key]

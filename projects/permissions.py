@@ -56,6 +56,13 @@ def can(user, action: str, project: Project, item=None) -> bool:
     return allowed
 
 
+def may_create_project(user) -> bool:
+    """Site administrators, and people granted Django's `projects.add_project` permission."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    return user.is_staff or user.is_superuser or user.has_perm("projects.add_project")
+
+
 def projects_for(user) -> QuerySet[Project]:
     """Projects the user may see: every list in the product starts from here."""
     if not user.is_authenticated:

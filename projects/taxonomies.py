@@ -170,3 +170,35 @@ def default_taxonomies() -> dict:
 
 def relation_label(code: str) -> str:
     return {r["code"]: r["label"] for r in RELATION_TYPES}[code]
+
+
+# Taxonomies edited as rows of a code and a label on the settings page: key → (code field, label
+# field). Other fields of a row (a guideline, a level) are kept as they are when the row is edited.
+EDITABLE_TAXONOMIES = {
+    "skills": ("code", "name"),
+    "relation_types": ("code", "label"),
+    "question_categories": ("code", "name"),
+    "topic_categories": ("code", "name"),
+    "tasks": ("task", "group"),
+    "agent_roles": ("role", "instruction"),
+    "mvp_subtasks": ("task", "group"),
+    "unusable_reasons": ("code", "name"),
+}
+
+
+def taxonomy_errors(key: str, rows) -> list[str]:
+    """What is wrong with `rows` as the editable taxonomy `key`: codes unique and non-empty, labels non-empty."""
+    code_field, label_field = EDITABLE_TAXONOMIES[key]
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        return [f"A list of objects with “{code_field}” and “{label_field}”."]
+    errors, seen = [], set()
+    for n, row in enumerate(rows, start=1):
+        code, label = str(row.get(code_field) or "").strip(), str(row.get(label_field) or "").strip()
+        if not code:
+            errors.append(f"Row {n}: “{code_field}” is empty.")
+        elif code in seen:
+            errors.append(f"Row {n}: the code {code} is used twice.")
+        seen.add(code)
+        if not label:
+            errors.append(f"Row {n}: “{label_field}” is empty.")
+    return errors

@@ -331,7 +331,11 @@ def queue_claim(request, slug, queue_id):
 def claim_next(request, slug):
     """Lease the next item from your queues, highest priority first, and open it (key `n`)."""
     project = get_project_or_404(request.user, slug)
-    return _claimed(request, project, project_claim_next(project=project, user=request.user), "your queues")
+    try:
+        assignment = project_claim_next(project=project, user=request.user)
+    except ClaimRefused as exc:  # an archived project takes no new work
+        return refusal_redirect(request, exc, redirect("reviewer:queues", slug=slug), forbidden_page=False)
+    return _claimed(request, project, assignment, "your queues")
 
 
 @login_required

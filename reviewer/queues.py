@@ -56,6 +56,7 @@ from annotator.models import MCQ, ChainPair, ItemKind, ItemStatus, MCQVideo, QAC
 from projects.models import Membership, Project
 from projects.permissions import Action, can, roles_allowed
 from projects.refusals import Refused
+from projects.services import archived_refusal
 
 from .models import Assignment, AssignmentStatus, QualityScore, ReviewQueue
 
@@ -79,6 +80,7 @@ class ClaimRefused(Refused):
     """This person may not pull from this queue (not a member, no role for the stage, queue paused)."""
 
     status, code = 403, "claim_refused"
+    code_statuses = {"project_archived": 409}
 
 
 class LeaseError(Refused):
@@ -420,6 +422,8 @@ def queue_update(*, queue: ReviewQueue, by, members=None, **fields) -> ReviewQue
 
 def queue_claim_check(*, queue: ReviewQueue, user) -> None:
     """Raise ClaimRefused unless this person may pull from the queue."""
+    if queue.project.is_archived:
+        raise ClaimRefused(archived_refusal(queue.project), code="project_archived")
     if not queue.is_active:
         raise ClaimRefused(f"The queue {queue.name} is paused.")
     if not can(user, STAGE_ACTIONS[queue.stage], queue.project):
@@ -618,6 +622,8 @@ def queue_claim_next(*, queue: ReviewQueue, user, now=None) -> Assignment | None
 
 def project_claim_next(*, project: Project, user, now=None) -> Assignment | None:
     """The next item from this person's queues in the project, highest priority first."""
+    if project.is_archived:
+        raise ClaimRefused(archived_refusal(project), code="project_archived")
     queues = (
         ReviewQueue.objects.filter(project=project, members=user, is_active=True)
         .select_related("project")

@@ -1,7 +1,11 @@
+import json
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from projects.models import Project
+from projects.presets import JUDGE_KINDS, JUDGE_KINDS_KEY, PRESET_CHOICES
+from projects.taxonomies import EDITABLE_TAXONOMIES
 
 SETTINGS_GROUPS = [
     (
@@ -23,8 +27,10 @@ SETTINGS_GROUPS = [
         "Machine drafts",
         ["frames_per_clip", "frame_max_side_px", "chain_min_turns", "chain_max_turns", "models_per_step"],
     ),
-    ("Quality gate and releases", ["judge_enabled", "judge_threshold", "path_jump_probability"]),
+    ("Quality gate and releases", ["judge_enabled", "judge_threshold", "judge_kinds", "path_jump_probability"]),
 ]
+# Settings fields that are not model fields (judge_kinds lives in models_per_step).
+_FORM_ONLY = {"judge_kinds"}
 
 
 class ProjectSettingsForm(forms.ModelForm):
@@ -32,13 +38,34 @@ class ProjectSettingsForm(forms.ModelForm):
 
     class Meta:
         model = Project
-        fields = ["name", "description", "primary_language"] + [f for _, group in SETTINGS_GROUPS for f in group]
+        fields = ["name", "description", "primary_language"] + [
+            f for _title, group in SETTINGS_GROUPS for f in group if f not in _FORM_ONLY
+        ]
         widgets = {"description": forms.Textarea(attrs={"rows": 2})}
         help_texts = {
             "curation_rules": 'Rule codes, e.g. ["duration", "scene_count"]; [] means the defaults of the kind.',
             "external_score_thresholds": 'e.g. {"aesthetic": {"min": 4.5}, "flow": {"max": 30}}',
             "models_per_step": 'e.g. {"qa_chain": "gpt-4o"}; empty uses the models of the project\'s model endpoint.',
         }
+
+    judge_kinds = forms.MultipleChoiceField(
+        label=_("Judged item kinds"),
+        choices=JUDGE_KINDS,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("Which items the judge scores before examination, when the gate is on."),
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        raw = (self.instance.models_per_step or {}).get(JUDGE_KINDS_KEY)
+        self.fields["judge_kinds"].initial = raw if isinstance(raw, list) else ["qa_chain"]
+
+    def settings_values(self) -> dict:
+        """The cleaned values as Project fields (judge kinds folded into models_per_step)."""
+        values = {name: self.cleaned_data[name] for name in self._meta.fields}
+        values["models_per_step"] = {**values["models_per_step"], JUDGE_KINDS_KEY: self.cleaned_data["judge_kinds"]}
+        return values
 
     def clean_curation_rules(self):
         from videos.curation import RULES
@@ -63,6 +90,9 @@ class ProjectSettingsForm(forms.ModelForm):
         if not isinstance(value, dict):
             raise forms.ValidationError("An object of step → model name (or a list of names for descriptions).")
         return value
+
+    def project_fields(self):
+        return [self[name] for name in ("name", "description", "primary_language")]
 
     def groups(self):
         return [(title, [self[name] for name in names]) for title, names in SETTINGS_GROUPS]
@@ -144,3 +174,138 @@ class ModelEndpointForm(forms.Form):
             if low is not None and high is not None:
                 out[self.cleaned_data.get(f"{use}_model") or default] = [float(low), float(high)]
         return out
+
+
+class NewProjectForm(forms.Form):
+    """Name the project and choose where its settings come from: a preset, or a project you administer."""
+
+    name = forms.CharField(label=_("Name"), max_length=200)
+    slug = forms.SlugField(
+        label=_("Short name in addresses"),
+        max_length=80,
+        required=False,
+        help_text=_("Letters, digits and hyphens; left empty, it is made from the name."),
+    )
+    preset = forms.ChoiceField(label=_("Benchmark kind"), choices=PRESET_CHOICES, initial="svbench")
+    copy_from = forms.ModelChoiceField(
+        label=_("Copy settings from"),
+        queryset=Project.objects.none(),
+        required=False,
+        empty_label=_("(none: use the preset)"),
+        help_text=_(
+            "Taxonomies, curation, scenes, drafts and gate of a project you administer, instead of the preset."
+        ),
+    )
+    description = forms.CharField(label=_("Description"), required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    primary_language = forms.CharField(label=_("Primary language"), max_length=10, initial="en")
+
+    def __init__(self, *args, copy_sources=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if copy_sources is not None:
+            self.fields["copy_from"].queryset = copy_sources
+        if not self.fields["copy_from"].queryset.exists():
+            del self.fields["copy_from"]
+
+
+class TaxonomyRowForm(forms.Form):
+    code = forms.CharField(label=_("Code"), max_length=100, required=False)
+    label = forms.CharField(label=_("Label"), max_length=500, required=False)
+    # The row's other fields (a guideline, a level), kept as they were.
+    extra = forms.CharField(widget=forms.HiddenInput, required=False)
+
+    def clean_extra(self):
+        raw = self.cleaned_data["extra"] or "{}"
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            raise forms.ValidationError(_("This row was changed outside the form; reload the page."))
+        return value
+
+
+class BaseTaxonomyFormSet(forms.BaseFormSet):
+    """Rows of one taxonomy: codes unique and non-empty, labels non-empty; empty new rows are skipped."""
+
+    def kept_forms(self):
+        return [
+            f
+            for f in self.forms
+            if f.cleaned_data and not f.cleaned_data.get("DELETE") and (f.has_changed() or f not in self.extra_forms)
+        ]
+
+    def clean(self):
+        if any(self.errors):
+            return
+        seen = set()
+        for form in self.kept_forms():
+            code = form.cleaned_data.get("code", "").strip()
+            label = form.cleaned_data.get("label", "").strip()
+            if not code:
+                form.add_error("code", _("Every row needs a code."))
+            elif code in seen:
+                form.add_error("code", _("The code %(code)s is used twice.") % {"code": code})
+            seen.add(code)
+            if not label:
+                form.add_error("label", _("Every row needs a label."))
+        if any(self.errors):
+            raise forms.ValidationError(_("Fix the marked rows of this taxonomy."))
+
+    def rows(self, key: str) -> list:
+        code_field, label_field = EDITABLE_TAXONOMIES[key]
+        return [
+            {
+                **f.cleaned_data["extra"],
+                code_field: f.cleaned_data["code"].strip(),
+                label_field: f.cleaned_data["label"].strip(),
+            }
+            for f in self.kept_forms()
+        ]
+
+
+TaxonomyFormSet = forms.formset_factory(TaxonomyRowForm, formset=BaseTaxonomyFormSet, extra=1, can_delete=True)
+
+TAXONOMY_TITLES = {
+    "skills": _("Skills"),
+    "relation_types": _("Relation types"),
+    "question_categories": _("Question categories"),
+    "topic_categories": _("Topic categories"),
+    "tasks": _("Tasks (task, group)"),
+    "agent_roles": _("Description agents (role, instruction)"),
+    "mvp_subtasks": _("Multi-video subtasks (task, group)"),
+    "unusable_reasons": _("Reasons a video is unusable"),
+}
+
+
+def _initial_rows(project: Project, key: str) -> list[dict]:
+    code_field, label_field = EDITABLE_TAXONOMIES[key]
+    rows = []
+    for entry in project.taxonomy(key):
+        if isinstance(entry, str):
+            entry = {code_field: entry}
+        extra = {k: v for k, v in entry.items() if k not in (code_field, label_field)}
+        code, label = entry.get(code_field, ""), entry.get(label_field, "")
+        rows.append({"code": code, "label": label, "extra": json.dumps(extra)})
+    return rows
+
+
+def taxonomy_formsets(project: Project, data=None) -> list[tuple[str, str, BaseTaxonomyFormSet]]:
+    """One formset per editable taxonomy, prefixed `tax-<key>`, filled from the project.
+
+    A formset is bound only when `data` holds its rows (its management form): a post that leaves a
+    taxonomy out (a script, an older form) leaves that taxonomy as it is.
+    """
+    # The taxonomies the project keeps (a preset stores only its kind's), else every editable one.
+    keys = [key for key in EDITABLE_TAXONOMIES if key in (project.taxonomies or {})] or list(EDITABLE_TAXONOMIES)
+    return [
+        (
+            key,
+            TAXONOMY_TITLES[key],
+            TaxonomyFormSet(
+                data if data is not None and f"tax-{key}-TOTAL_FORMS" in data else None,
+                initial=_initial_rows(project, key),
+                prefix=f"tax-{key}",
+            ),
+        )
+        for key in keys
+    ]

@@ -1,6 +1,8 @@
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
@@ -9,22 +11,84 @@ from django.views.decorators.http import require_POST
 from jobs.models import BackgroundJob
 from jobs.selectors import job_get
 from jobs.services import JobAlreadyRunning, job_retry
-from projects.permissions import Action, can, get_project_or_404, projects_for, roles_of
-from projects.refusals import Refused
+from llm.prompts import prompt_templates_copy
+from projects.models import Role
+from projects.permissions import Action, can, get_project_or_404, may_create_project, projects_for, roles_of
+from projects.presets import PRESETS
+from projects.refusals import Refused, refusal_redirect
+from projects.services import project_archive, project_create, project_unarchive, project_update
 
 from .selectors import STAGE_COLUMNS, project_overview
 
 
 @login_required
 def project_list(request):
-    projects = list(projects_for(request.user).order_by("name"))
+    show_archived = request.GET.get("archived") == "1"
+    visible = projects_for(request.user).order_by("name")
+    archived_count = visible.filter(archived_at__isnull=False).count()
+    if not show_archived:
+        visible = visible.filter(archived_at__isnull=True)
+    projects = list(visible)
     rows = [
         (p, sorted(roles_of(request.user, p)) or (["superuser"] if request.user.is_superuser else [])) for p in projects
     ]
-    if len(projects) == 1 and not request.GET.get("all"):
+    if len(projects) == 1 and not request.GET.get("all") and not show_archived:
         # One project is the common case for an annotator: go straight to it.
         return redirect("studio:project_home", slug=projects[0].slug)
-    return render(request, "studio/project_list.html", {"rows": rows})
+    return render(
+        request,
+        "studio/project_list.html",
+        {
+            "rows": rows,
+            "may_create": may_create_project(request.user),
+            "show_archived": show_archived,
+            "archived_count": archived_count,
+        },
+    )
+
+
+def _administered(user):
+    """Projects whose settings `user` may copy: the ones they administer."""
+    if user.is_superuser:
+        return projects_for(user)
+    return projects_for(user).filter(memberships__user=user, memberships__role=Role.ADMIN).distinct()
+
+
+@login_required
+def project_new(request):
+    """Create a project from a preset, or from the settings of a project you administer."""
+    from .forms import NewProjectForm
+
+    if not may_create_project(request.user):
+        raise PermissionDenied(_("Only site administrators and people allowed to create projects can do this."))
+    form = NewProjectForm(request.POST or None, copy_sources=_administered(request.user).order_by("name"))
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            with transaction.atomic():
+                project = project_create(
+                    user=request.user,
+                    name=data["name"],
+                    slug=data["slug"],
+                    preset=data["preset"],
+                    description=data["description"],
+                    primary_language=data["primary_language"],
+                    copy_from=data.get("copy_from"),
+                )
+                if data.get("copy_from"):
+                    prompt_templates_copy(source=data["copy_from"], target=project, user=request.user)
+        except ValidationError as exc:
+            for field, errors in exc.message_dict.items() if hasattr(exc, "error_dict") else [(None, exc.messages)]:
+                form.add_error(field if field in form.fields else None, errors)
+        except Refused as exc:
+            return refusal_redirect(request, exc, redirect("studio:project_new"))
+        else:
+            messages.success(
+                request,
+                _("%(name)s is ready. Check its settings and taxonomies, then import videos.") % {"name": project.name},
+            )
+            return redirect("studio:project_settings", slug=project.slug)
+    return render(request, "studio/project_new.html", {"form": form, "presets": list(PRESETS.values())})
 
 
 @login_required
@@ -46,26 +110,46 @@ def project_home(request, slug):
 
 @login_required
 def project_settings(request, slug):
-    """Project admins tune curation, scenes, drafts and the quality gate (not only staff in /admin/)."""
-    from django.db import IntegrityError, transaction
-
-    from .forms import ProjectSettingsForm
+    """Project admins tune curation, scenes, drafts, the quality gate and the taxonomies."""
+    from .forms import ProjectSettingsForm, taxonomy_formsets
 
     project = get_project_or_404(request.user, slug, Action.ADMINISTER)
-    form = ProjectSettingsForm(request.POST or None, instance=project)
-    if request.method == "POST" and form.is_valid():
+    data = request.POST if request.method == "POST" else None
+    form = ProjectSettingsForm(data, instance=project)
+    formsets = taxonomy_formsets(project, data)
+    posted = [(key, fs) for key, _t, fs in formsets if fs.is_bound]
+    if data is not None and form.is_valid() and all(fs.is_valid() for _k, fs in posted):
+        values = form.settings_values()
+        values["taxonomies"] = {**(project.taxonomies or {}), **{key: fs.rows(key) for key, fs in posted}}
         try:
             with transaction.atomic():
-                form.save()
-        except IntegrityError:
+                project_update(project=project, user=request.user, **values)
+        except ValidationError as exc:
             # A check constraint across fields (e.g. min scenes above max): say so, keep the input.
-            form.add_error(
-                None, "These numbers contradict each other (a minimum above its maximum, or a value out of range)."
-            )
+            form.add_error(None, exc.messages)
         else:
             messages.success(request, "Settings saved. They apply to the next processing, curation or draft run.")
             return redirect("studio:project_settings", slug=slug)
-    return render(request, "studio/project_settings.html", {"project": project, "form": form})
+    return render(
+        request, "studio/project_settings.html", {"project": project, "form": form, "taxonomy_formsets": formsets}
+    )
+
+
+@login_required
+@require_POST
+def project_archive_view(request, slug):
+    """Archive (or, with action=unarchive, bring back) a project; its data stays readable."""
+    project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+    if request.POST.get("action") == "unarchive":
+        project_unarchive(project=project, user=request.user)
+        messages.success(request, _("%(name)s takes new work again.") % {"name": project.name})
+    else:
+        project_archive(project=project, user=request.user)
+        messages.success(
+            request,
+            _("%(name)s is archived: it stays readable and releasable but takes no new work.") % {"name": project.name},
+        )
+    return redirect("studio:project_settings", slug=slug)
 
 
 def _model_endpoint_page(request, project, form, report=None):

@@ -20,6 +20,7 @@ from jobs.models import BackgroundJob
 from jobs.services import job_create, job_progress
 from projects.models import Project
 from projects.refusals import Refused
+from projects.services import archived_refusal
 
 from .models import Video, VideoStatus
 from .names import InvalidVideoName, video_name_check, video_name_from_filename
@@ -35,6 +36,7 @@ class ImportRefused(Refused):
     """The file cannot become a video of this project; the message says why, for the user."""
 
     status, code = 422, "import_refused"
+    code_statuses = {"project_archived": 409}
 
 
 class DuplicateVideo(ImportRefused):
@@ -76,6 +78,8 @@ def video_import(
     process: bool = True,
 ) -> Video:
     """Check, store and record one video file; queue its processing. Raises ImportRefused."""
+    if project.is_archived:
+        raise ImportRefused(archived_refusal(project), code="project_archived")
     source = Path(source)
     try:
         # The name becomes a path in releases: a bad one is refused before anything is stored.

@@ -18,6 +18,7 @@ from jobs.models import BackgroundJob
 from jobs.services import job_create
 from projects.models import Project
 from projects.refusals import Refused
+from projects.services import project_refuse_if_archived
 
 from .ingest import ImportRefused, video_import
 from .safe_fetch import FetchError, fetch_to_file
@@ -76,8 +77,10 @@ def manifest_import_start(*, project: Project, upload, user=None) -> ManifestImp
     """Read an uploaded manifest and import its rows in the background, one by one.
 
     Raises ManifestError when the manifest is too large or cannot be read (nothing is queued), and
-    jobs.services.JobAlreadyRunning while another manifest import of the project is under way.
+    jobs.services.JobAlreadyRunning while another manifest import of the project is under way,
+    projects.services.ProjectArchived when the project is archived.
     """
+    project_refuse_if_archived(project=project)
     if upload.size > MANIFEST_MAX_BYTES:
         limit_mb = MANIFEST_MAX_BYTES // 1024 // 1024
         raise ManifestError(f"{upload.name} is larger than {limit_mb} MB; split the manifest.")

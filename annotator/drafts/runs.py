@@ -12,6 +12,7 @@ from jobs.models import BackgroundJob
 from jobs.services import job_create, job_progress, job_start_check_register
 from llm.endpoints import endpoint_require
 from projects.models import Project
+from projects.services import project_refuse_if_archived
 from videos.models import Video, VideoStatus
 
 from .base import DRAFT_STEPS, STEP_BY_KIND, DraftSummary, Item, ItemResult, draft_tasks, draft_videos
@@ -134,6 +135,7 @@ def draft_run_start(
     Raises ValidationError for bad input, llm.endpoints.NoModelEndpoint when the project has no
     endpoint to call (no job row is made), JobAlreadyRunning when the same run is still under way.
     """
+    project_refuse_if_archived(project=project)
     if step not in DRAFT_STEPS:
         raise ValidationError(f"Unknown draft step “{step}”.")
     info = DRAFT_STEPS[step]
