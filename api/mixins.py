@@ -3,6 +3,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import IsAuthenticated
 
+from .parsers import EmptyFormParser, EmptyMultiPartParser
 from .schema import ApiAutoSchema
 
 
@@ -13,11 +14,12 @@ class ApiAuthMixin:
     authenticator, and only with one can an anonymous caller get 401 instead of 403.
 
     Bodies are JSON unless a view takes a file: a form cannot say "a number", "an empty list" or
-    "an object", so accepting one would make the documented types a wish (415 otherwise).
+    "an object", so accepting one would make the documented types a wish (415 otherwise); an empty
+    form is no body at all (api.parsers).
     """
 
     authentication_classes = [TokenAuthentication, SessionAuthentication]
-    parser_classes = [JSONParser]
+    parser_classes = [JSONParser, EmptyFormParser, EmptyMultiPartParser]
     permission_classes = [IsAuthenticated]
     schema = ApiAutoSchema()
 

@@ -233,6 +233,11 @@ class ReleaseListApi(ApiAuthMixin, generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
 
+@extend_schema_field({"type": "string", "enum": ReleaseFormat.values})
+class _FormatField(JsonCharField):
+    """Checked by release_create with the other inputs, so one answer names every problem."""
+
+
 class ReleaseCreateApi(ApiAuthMixin, APIView):
     """Cut a release (admins): checked now, built by a background job; poll `job.url` or the release.
 
@@ -249,7 +254,7 @@ class ReleaseCreateApi(ApiAuthMixin, APIView):
             "digit, no `..`.",
         )
         formats = serializers.ListField(
-            child=serializers.ChoiceField(choices=ReleaseFormat.choices),
+            child=_FormatField(),
             min_length=1,
             help_text=f"One or more of {_FORMATS}.",
         )

@@ -36,11 +36,17 @@ class ApiAutoSchema(AutoSchema):
                 )
         return responses
 
+    def map_parsers(self):
+        # An empty form is accepted as "no body" (api.parsers), but only JSON is a documented body.
+        kept = [p.media_type for p in self.view.get_parsers() if not getattr(p, "undocumented", False)]
+        return list(dict.fromkeys(kept))
+
     def _map_serializer_field(self, field, direction, bypass_extensions=False):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         # DRF refuses a NUL character in any text field (PostgreSQL cannot store one); say so.
-        if direction == "request" and isinstance(field, serializers.CharField) and schema.get("type") == "string":
-            schema.setdefault("pattern", NO_NUL)
+        is_text = isinstance(field, serializers.CharField) and schema.get("type") == "string"
+        if direction == "request" and is_text and "enum" not in schema and "pattern" not in schema:
+            schema = {**schema, "pattern": NO_NUL}
         return schema
 
     def _error_codes(self) -> list[str]:

@@ -148,7 +148,12 @@ def _start(live_server, schema: Path, config: Path, token: str, *filters: str, m
         "20",
         *filters,
     ]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # noqa: S603
+    # In its own folder: Schemathesis keeps a cache of past failures where it runs, and replays them.
+    folder = config.with_suffix("")
+    folder.mkdir()
+    return subprocess.Popen(  # noqa: S603
+        command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
 
 
 def test_every_operation_keeps_to_the_schema(live_server, tmp_path):
