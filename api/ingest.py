@@ -229,7 +229,7 @@ class VideoTranscribeApi(_ModelStepApi):
         language = JsonCharField(
             required=False,
             max_length=10,
-            validators=[RegexValidator(r"^[A-Za-z0-9_-]+$", "A language code: letters, digits, `-` or `_`.")],
+            validators=[RegexValidator(r"^[A-Za-z0-9_-]+\Z", "A language code: letters, digits, `-` or `_`.")],
             help_text="Spoken language (ISO 639-1, e.g. `en`, `zh`); detected when omitted.",
         )
 

@@ -233,6 +233,11 @@ class ReleaseListApi(ApiAuthMixin, generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
 
+# releases.services.VERSION_RE ending at the true end (`$` lets a trailing newline through, which
+# the schema's pattern does not); the schema shows `\Z` as `$`.
+VERSION_PATTERN = VERSION_RE.pattern.removesuffix("$") + r"\Z"
+
+
 @extend_schema_field({"type": "string", "enum": ReleaseFormat.values})
 class _FormatField(JsonCharField):
     """Checked by release_create with the other inputs, so one answer names every problem."""
@@ -249,7 +254,7 @@ class ReleaseCreateApi(ApiAuthMixin, APIView):
         version = JsonCharField(
             max_length=VERSION_MAX,
             trim_whitespace=False,
-            validators=[RegexValidator(VERSION_RE)],
+            validators=[RegexValidator(VERSION_PATTERN)],
             help_text="A new label, e.g. `v1.0`: letters, digits, `.`, `_`, `+`, `-`, starting with a letter or "
             "digit, no `..`.",
         )

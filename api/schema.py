@@ -1,5 +1,6 @@
 """OpenAPI generation: every operation documents the error responses it can give, in one shape."""
 
+from django.core.validators import RegexValidator
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
@@ -45,7 +46,9 @@ class ApiAutoSchema(AutoSchema):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         # DRF refuses a NUL character in any text field (PostgreSQL cannot store one); say so.
         is_text = isinstance(field, serializers.CharField) and schema.get("type") == "string"
-        if direction == "request" and is_text and "enum" not in schema and "pattern" not in schema:
+        # A field's own RegexValidator (drf-spectacular adds it later) is stricter; it stays the pattern.
+        has_regex = any(isinstance(v, RegexValidator) for v in field.validators)
+        if direction == "request" and is_text and not has_regex and "enum" not in schema and "pattern" not in schema:
             schema = {**schema, "pattern": NO_NUL}
         return schema
 
