@@ -4,6 +4,7 @@ from django.contrib.auth import authenticate
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.authtoken.models import Token
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.throttling import SimpleRateThrottle
@@ -12,6 +13,7 @@ from rest_framework.views import APIView
 from config.client_address import client_ip
 
 from .errors import ErrorResponseSerializer
+from .fields import JsonCharField
 from .mixins import ApiAuthMixin
 from .tokens import token_revoke, token_rotate
 
@@ -38,10 +40,12 @@ class TokenObtainApi(ApiAuthMixin, APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
     throttle_classes = [TokenObtainThrottle]
+    # Two strings: a form says them as well as JSON does (`curl -d username=… -d password=…`).
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
 
     class InputSerializer(serializers.Serializer):
-        username = serializers.CharField()
-        password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False, write_only=True)
+        username = JsonCharField()
+        password = JsonCharField(style={"input_type": "password"}, trim_whitespace=False, write_only=True)
 
         class Meta:
             ref_name = "TokenObtain"

@@ -12,6 +12,7 @@ from videos.models import CurationDecision, CurationStatus, ExternalScore, Video
 from videos.score_files import score_rows
 
 from .errors import ErrorResponseSerializer
+from .fields import JsonCharField
 from .jobs import SLUG, VIDEO_ID
 from .lookups import video_or_404
 from .mixins import ApiAuthMixin
@@ -112,7 +113,7 @@ class CurationOverrideApi(ApiAuthMixin, APIView):
             help_text="`kept` or `rejected` overrides the rules; `pending` removes the override and lets the rules "
             "decide again.",
         )
-        note = serializers.CharField(
+        note = JsonCharField(
             required=False, allow_blank=True, default="", max_length=2000, help_text="Why; kept beside each decision."
         )
 

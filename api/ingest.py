@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -24,6 +25,7 @@ from videos.manifest import LOCATION_KEYS, ManifestError, manifest_import_start
 from videos.model_steps import MODEL_STEPS, video_step_start
 
 from .errors import ErrorResponseSerializer
+from .fields import JsonCharField, JsonObjectField
 from .jobs import JOB_RUNNING, SLUG, VIDEO_ID, JobSerializer, job_conflict, job_payload
 from .lookups import video_or_404
 from .mixins import ApiAuthMixin
@@ -56,7 +58,7 @@ class VideoUploadApi(ApiAuthMixin, APIView):
             max_length=200,
             help_text="Name used in releases; defaults to the file name without extension (made unique).",
         )
-        metadata = serializers.JSONField(
+        metadata = JsonObjectField(
             required=False,
             binary=True,
             help_text="A JSON object: `topic_category`, `view_count`, `source_url`, `language`; other keys are kept "
@@ -65,11 +67,6 @@ class VideoUploadApi(ApiAuthMixin, APIView):
 
         class Meta:
             ref_name = "VideoUpload"
-
-        def validate_metadata(self, value):
-            if not isinstance(value, dict):
-                raise serializers.ValidationError("Must be a JSON object.")
-            return value
 
     class OutputSerializer(serializers.Serializer):
         video = VideoDetailApi.OutputSerializer()
@@ -234,9 +231,10 @@ class VideoTranscribeApi(_ModelStepApi):
     step = "transcribe"
 
     class InputSerializer(serializers.Serializer):
-        language = serializers.CharField(
+        language = JsonCharField(
             required=False,
             max_length=10,
+            validators=[RegexValidator(r"^[A-Za-z0-9_-]+\Z", "A language code: letters, digits, `-` or `_`.")],
             help_text="Spoken language (ISO 639-1, e.g. `en`, `zh`); detected when omitted.",
         )
 

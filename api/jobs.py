@@ -21,6 +21,7 @@ from jobs.services import JobAlreadyRunning, job_retry
 from projects.permissions import Action, get_project_or_404
 
 from .errors import ErrorResponseSerializer, error_body
+from .filters import IdFilter
 from .lookups import job_or_404
 from .mixins import ApiAuthMixin
 from .ordering import StableOrderingFilter
@@ -113,7 +114,7 @@ class JobFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=JobStatus.choices, help_text="The job's state.")
     kind = django_filters.CharFilter(help_text="The step, e.g. `videos.process`, `videos.import_comments`.")
     target_type = django_filters.CharFilter(help_text="What the job works on, e.g. `videos.video`.")
-    target_id = django_filters.NumberFilter(help_text="The id of what it works on (with `target_type`).")
+    target_id = IdFilter(help_text="The id of what it works on (with `target_type`).")
 
     class Meta:
         model = BackgroundJob

@@ -24,6 +24,7 @@ from videos.subtitle_formats import SubtitleFormatError
 from videos.subtitles import SUBTITLE_MAX_BYTES, subtitles_import
 
 from .errors import ErrorResponseSerializer
+from .filters import BoundedNumberFilter
 from .jobs import JOB_RUNNING, SLUG, VIDEO_ID, JobSerializer, job_conflict, job_payload
 from .lookups import video_or_404
 from .mixins import ApiAuthMixin
@@ -117,8 +118,8 @@ class CueFilter(django_filters.FilterSet):
         choices=CueSource.choices, help_text="Where the cues came from: a file format, `asr` or `manual`."
     )
     language = django_filters.CharFilter(help_text="Language code as stored with the cues.")
-    start = django_filters.NumberFilter(method="filter_start", help_text="Seconds; cues that end after it.")
-    end = django_filters.NumberFilter(method="filter_end", help_text="Seconds; cues that begin before it.")
+    start = BoundedNumberFilter(method="filter_start", help_text="Seconds; cues that end after it.")
+    end = BoundedNumberFilter(method="filter_end", help_text="Seconds; cues that begin before it.")
 
     class Meta:
         model = SubtitleCue
@@ -243,7 +244,7 @@ class CommentWindowApi(ApiAuthMixin, APIView):
 
     class InputSerializer(serializers.Serializer):
         start = serializers.FloatField(help_text="Seconds from the start of the video.")
-        end = serializers.FloatField(help_text="Seconds; not before `start`.")
+        end = serializers.FloatField(help_text="Seconds; an `end` before `start` is an empty window.")
         limit = serializers.IntegerField(
             required=False,
             default=COMMENTS_DEFAULT_LIMIT,
@@ -256,8 +257,6 @@ class CommentWindowApi(ApiAuthMixin, APIView):
             for name in ("start", "end"):
                 if not math.isfinite(attrs[name]):
                     raise serializers.ValidationError({name: ["Must be a finite number of seconds."]})
-            if attrs["end"] < attrs["start"]:
-                raise serializers.ValidationError({"end": [f"Must not be before start ({attrs['start']:g})."]})
             return attrs
 
     class OutputSerializer(serializers.Serializer):

@@ -30,4 +30,9 @@ def route_methods(*views: type[APIView]) -> type[APIView]:
     name = "".join(view.__name__.removesuffix("Api") for view in views) + "Api"
     # The first view's docstring stays the description of its operations; the others document
     # their operations on the method (drf-spectacular prefers the method's docstring).
-    return type(name, views, {"__doc__": views[0].__doc__, "__module__": views[0].__module__})
+    attrs = {"__doc__": views[0].__doc__, "__module__": views[0].__module__}
+    # A body is parsed as the view that takes it says (an upload's multipart, not the list's JSON).
+    takes_body = [seen[m] for m in ("post", "put", "patch") if m in seen]
+    if takes_body:
+        attrs["parser_classes"] = takes_body[0].parser_classes
+    return type(name, views, attrs)

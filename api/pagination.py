@@ -1,17 +1,40 @@
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
+
+
+class _PageQuery(serializers.Serializer):
+    page = serializers.IntegerField(required=False, min_value=1)
+    page_size = serializers.IntegerField(required=False, min_value=1)
 
 
 class StandardPagination(PageNumberPagination):
     """`?page=N&page_size=M`; M defaults to REST_FRAMEWORK["PAGE_SIZE"] and is capped at 500.
 
-    A page past the end is a 404 (`not_found`); a page size that is not a positive integer falls
-    back to the default rather than failing, so a script with a typo still gets data.
+    A page past the end is a 404 (`not_found`). A page or page size that is not a positive
+    integer is a 400 (`validation_error`), as the schema says: a typo must not quietly return
+    something else than was asked for.
     """
 
     page_size_query_param = "page_size"
     max_page_size = 500
-    page_size_query_description = "Number of results per page (default 50, at most 500)."
+    page_query_description = "A page number, from 1."
+    page_size_query_description = "Number of results per page (default 50; more than 500 gives 500)."
+    last_page_strings = ()
+
+    def paginate_queryset(self, queryset, request, view=None):
+        params = request.query_params
+        query = _PageQuery(data={k: params[k] for k in ("page", "page_size") if k in params})
+        if not query.is_valid():
+            raise ValidationError(query.errors)
+        return super().paginate_queryset(queryset, request, view)
+
+    def get_schema_operation_parameters(self, view):
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            parameter["schema"]["minimum"] = 1
+        return parameters
 
     def get_paginated_response(self, data):
         paginator = self.page.paginator

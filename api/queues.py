@@ -35,6 +35,7 @@ from reviewer.queues import (
 )
 
 from .errors import ErrorResponseSerializer, error_body
+from .fields import JsonCharField, JsonIntegerField
 from .jobs import SLUG
 from .mixins import ApiAuthMixin
 
@@ -326,12 +327,12 @@ class QueueAssignApi(ApiAuthMixin, APIView):
 
     class InputSerializer(serializers.Serializer):
         items = serializers.ListField(
-            child=serializers.IntegerField(min_value=1),
+            child=JsonIntegerField(min_value=1),
             min_length=1,
             max_length=1000,
             help_text="Ids of items of the queue's kind.",
         )
-        assignee = serializers.CharField(help_text="Username of a project member who may work at the queue's stage.")
+        assignee = JsonCharField(help_text="Username of a project member who may work at the queue's stage.")
 
         class Meta:
             ref_name = "QueueAssign"
@@ -425,7 +426,7 @@ class AssignmentReassignApi(ApiAuthMixin, APIView):
     """Hand an active lease to another person (admins); the old holder's lease is released."""
 
     class InputSerializer(serializers.Serializer):
-        assignee = serializers.CharField(help_text="Username of a project member who may work at the lease's stage.")
+        assignee = JsonCharField(help_text="Username of a project member who may work at the lease's stage.")
 
         class Meta:
             ref_name = "AssignmentReassign"

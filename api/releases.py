@@ -8,6 +8,7 @@ shape: `validation_error` (details per input), `permission_denied`, `not_found`,
 """
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import RegexValidator
 from django_filters import rest_framework as filters
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
@@ -21,9 +22,10 @@ from projects.permissions import Action, get_project_or_404
 from releases import downloads
 from releases.models import DatasetRelease, ReleaseFormat, ReleaseStatus
 from releases.selectors import release_get, release_list
-from releases.services import FILTER_KEYS, release_create, release_delete
+from releases.services import FILTER_KEYS, SEED_MAX, VERSION_MAX, VERSION_RE, release_create, release_delete
 
 from .errors import ErrorResponseSerializer, error_body
+from .fields import JsonBooleanField, JsonCharField, JsonIntegerField
 from .jobs import SLUG, JobProgressSerializer
 from .mixins import ApiAuthMixin
 from .ordering import StableOrderingFilter
@@ -231,6 +233,16 @@ class ReleaseListApi(ApiAuthMixin, generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
 
+# releases.services.VERSION_RE ending at the true end (`$` lets a trailing newline through, which
+# the schema's pattern does not); the schema shows `\Z` as `$`.
+VERSION_PATTERN = VERSION_RE.pattern.removesuffix("$") + r"\Z"
+
+
+@extend_schema_field({"type": "string", "enum": ReleaseFormat.values})
+class _FormatField(JsonCharField):
+    """Checked by release_create with the other inputs, so one answer names every problem."""
+
+
 class ReleaseCreateApi(ApiAuthMixin, APIView):
     """Cut a release (admins): checked now, built by a background job; poll `job.url` or the release.
 
@@ -239,11 +251,17 @@ class ReleaseCreateApi(ApiAuthMixin, APIView):
     """
 
     class InputSerializer(serializers.Serializer):
-        version = serializers.CharField(
-            max_length=100, allow_blank=True, help_text="A new label, e.g. `v1.0` (letters, digits, . _ + -)."
+        version = JsonCharField(
+            max_length=VERSION_MAX,
+            trim_whitespace=False,
+            validators=[RegexValidator(VERSION_PATTERN)],
+            help_text="A new label, e.g. `v1.0`: letters, digits, `.`, `_`, `+`, `-`, starting with a letter or "
+            "digit, no `..`.",
         )
         formats = serializers.ListField(
-            child=serializers.CharField(), allow_empty=True, help_text=f"One or more of {_FORMATS}."
+            child=_FormatField(),
+            min_length=1,
+            help_text=f"One or more of {_FORMATS}.",
         )
         filters = serializers.DictField(
             required=False,
@@ -255,8 +273,10 @@ class ReleaseCreateApi(ApiAuthMixin, APIView):
             help_text='By video: `{"ratios": {"train": 0.8, "test": 0.2}}` or `{"counts": {"test": 50}}`, with '
             '`"stratify"` (default true). Empty: every video in `test`.',
         )
-        seed = serializers.IntegerField(required=False, default=0, help_text="Same seed and data, same bytes.")
-        test_style = serializers.BooleanField(
+        seed = JsonIntegerField(
+            required=False, default=0, min_value=0, max_value=SEED_MAX, help_text="Same seed and data, same bytes."
+        )
+        test_style = JsonBooleanField(
             required=False, default=False, help_text="Withhold answers (e.g. LongVideoBench `correct_choice`)."
         )
 

@@ -40,8 +40,13 @@ def test_page_size_is_capped(client, member_of_many):
     assert client.get("/api/projects/?page_size=100000").json()["page_size"] == StandardPagination.max_page_size == 500
 
 
-def test_nonsense_page_size_falls_back_to_the_default(client, member_of_many):
-    assert client.get("/api/projects/?page_size=lots").json()["page_size"] == 50
+@pytest.mark.parametrize("query", ["page_size=lots", "page_size=", "page_size=0", "page=two", "page=0", "page=1.5"])
+def test_a_page_or_page_size_that_is_not_a_positive_integer_is_400(client, member_of_many, query):
+    assert_error(client.get(f"/api/projects/?{query}"), 400, "validation_error")
+
+
+def test_a_query_parameter_given_twice_is_400(client, member_of_many):
+    assert_error(client.get("/api/projects/?page_size=2&page_size=3"), 400, "validation_error")
 
 
 def test_page_past_the_end_is_404(client, member_of_many):
