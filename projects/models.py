@@ -116,3 +116,16 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} · {self.role} · {self.project}"
+
+
+class UserPreference(models.Model):
+    """What a person chose for the interface, applied again at each login on any browser."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preference")
+    # A code of settings.LANGUAGES; checked by projects.preferences, not by choices, so adding a
+    # language needs no migration.
+    language = models.CharField(max_length=10, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.language or '-'}"
