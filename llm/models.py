@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from projects.models import Project
 
@@ -40,12 +41,12 @@ class PromptTemplate(models.Model):
 
 
 class CallOutcome(models.TextChoices):
-    OK = "ok", "OK"
-    REPAIRED = "repaired", "OK after a repair retry"
-    INVALID = "invalid", "Invalid answer"
-    ERROR = "error", "Error"
-    TIMEOUT = "timeout", "Timed out"
-    RATE_LIMITED = "rate_limited", "Rate limited"
+    OK = "ok", _("OK")
+    REPAIRED = "repaired", _("OK after a repair retry")
+    INVALID = "invalid", _("Invalid answer")
+    ERROR = "error", _("Error")
+    TIMEOUT = "timeout", _("Timed out")
+    RATE_LIMITED = "rate_limited", _("Rate limited")
 
 
 class LLMCall(models.Model):

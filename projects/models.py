@@ -1,16 +1,17 @@
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from . import taxonomies
 
 
 class ProjectKind(models.TextChoices):
-    SVBENCH = "svbench", "SVBench (streaming QA chains)"
-    LONGVIDEOBENCH = "longvideobench", "LongVideoBench (referring MCQs)"
-    LIVIBENCH = "livibench", "LiViBench (livestream MCQs)"
-    MVPBENCH = "mvpbench", "MVPBench (multi-video MCQs)"
-    GENERIC = "generic", "Generic"
+    SVBENCH = "svbench", _("SVBench (streaming QA chains)")
+    LONGVIDEOBENCH = "longvideobench", _("LongVideoBench (referring MCQs)")
+    LIVIBENCH = "livibench", _("LiViBench (livestream MCQs)")
+    MVPBENCH = "mvpbench", _("MVPBench (multi-video MCQs)")
+    GENERIC = "generic", _("Generic")
 
 
 class Project(models.Model):
@@ -96,10 +97,10 @@ class Project(models.Model):
 
 
 class Role(models.TextChoices):
-    ADMIN = "admin", "Admin"
-    ANNOTATOR = "annotator", "Annotator"
-    EXAMINER = "examiner", "Examiner"
-    REVISER = "reviser", "Reviser"
+    ADMIN = "admin", _("Admin")
+    ANNOTATOR = "annotator", _("Annotator")
+    EXAMINER = "examiner", _("Examiner")
+    REVISER = "reviser", _("Reviser")
 
 
 class Membership(models.Model):
