@@ -14,6 +14,7 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotator.models import ItemKind, ItemStatus
@@ -137,13 +138,16 @@ def item_judge_again(request, slug, kind, item_id):
     project = get_project_or_404(request.user, slug, Action.ADMINISTER)
     item = item_or_404(project, kind, item_id)
     if item.status != ItemStatus.SUBMITTED:
-        messages.error(request, f"This item is {item.get_status_display().lower()}, not waiting for the judge.")
+        messages.error(
+            request,
+            _("This item is %(status)s, not waiting for the judge.") % {"status": item.get_status_display().lower()},
+        )
     else:
         outcome = gate_on_submit(item=item, user=request.user)
         if outcome.job is not None:
-            messages.success(request, "The judge will score this item again.")
+            messages.success(request, _("The judge will score this item again."))
         else:
-            messages.info(request, "The quality gate is off for this item: it went on to examining.")
+            messages.info(request, _("The quality gate is off for this item: it went on to examining."))
     if request.htmx:
         item.refresh_from_db()
         return render(request, "reviewer/scores.html#item_scores", item_scores_context(item, user=request.user))
@@ -252,12 +256,12 @@ def gate_waiting_view(request, slug):
     counts = gate_process_waiting(project=project, user=request.user)
     parts = []
     if counts["queued"]:
-        parts.append(f"{counts['queued']} sent to the judge")
+        parts.append(_("%(n)s sent to the judge") % {"n": counts["queued"]})
     if counts["to_examining"]:
-        parts.append(f"{counts['to_examining']} passed on to examining (no gate for their kind)")
+        parts.append(_("%(n)s passed on to examining (no gate for their kind)") % {"n": counts["to_examining"]})
     if counts["already_queued"]:
-        parts.append(f"{counts['already_queued']} already with the judge")
-    messages.success(request, "; ".join(parts).capitalize() + "." if parts else "No item was waiting.")
+        parts.append(_("%(n)s already with the judge") % {"n": counts["already_queued"]})
+    messages.success(request, "; ".join(parts).capitalize() + "." if parts else _("No item was waiting."))
     return redirect("reviewer:score_list", slug=slug)
 
 

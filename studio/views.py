@@ -2,6 +2,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from jobs.models import BackgroundJob
@@ -60,7 +61,7 @@ def project_settings(request, slug):
                 None, "These numbers contradict each other (a minimum above its maximum, or a value out of range)."
             )
         else:
-            messages.success(request, "Settings saved. They apply to the next processing, curation or draft run.")
+            messages.success(request, _("Settings saved. They apply to the next processing, curation or draft run."))
             return redirect("studio:project_settings", slug=slug)
     return render(request, "studio/project_settings.html", {"project": project, "form": form})
 
@@ -96,7 +97,7 @@ def job_retry_view(request, slug, job_id):
         new_job = job_retry(job=job, user=request.user)
     except JobAlreadyRunning as exc:
         new_job = exc.job
-        messages.info(request, "That job is already running again.")
+        messages.info(request, _("That job is already running again."))
     except ValueError as exc:
         messages.error(request, str(exc))
         new_job = job
