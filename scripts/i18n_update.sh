@@ -16,5 +16,7 @@ ignore=(--ignore=var --ignore=tests --ignore=api --ignore=bench --ignore=docs --
 if [ "${1:-}" != --compile-only ]; then
   "$PY" manage.py makemessages --locale=zh_Hans --no-location --no-obsolete "${ignore[@]}"
   "$PY" manage.py makemessages --locale=zh_Hans --domain=djangojs --no-location --no-obsolete "${ignore[@]}" --ignore=var/static
+  # Sorted by msgid, so catalogues merged from several branches differ only where strings do.
+  for po in locale/*/LC_MESSAGES/*.po; do msgcat --sort-output --output-file="$po" "$po"; done
 fi
 "$PY" manage.py compilemessages --locale=zh_Hans

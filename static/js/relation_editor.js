@@ -120,7 +120,7 @@
       const later = state.after.pairs.find((p) => p.id === r.to);
       const t = typeByCode.get(r.type);
       $("rewrite-ends").textContent = interpolate(gettext("turn %(from)s → turn %(to)s"), { from: r.fromNumber, to: r.toNumber }, true);
-      $("guideline-type").textContent = gettext("Guideline for ") + (t ? t.label : r.type) + gettext(" links");
+      $("guideline-type").textContent = interpolate(gettext("Guideline for %s links"), [t ? t.label : r.type]);
       $("guideline-text").textContent = t ? t.guideline : "";
       // The original: as it was before the first rewrite, else the later turn as it reads now.
       $("original-q").textContent = r.originalQuestion || (later ? later.question : "");
