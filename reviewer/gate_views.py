@@ -15,6 +15,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from annotator.models import ItemKind, ItemStatus
@@ -158,25 +159,37 @@ def item_judge_again(request, slug, kind, item_id):
 
 
 class ScoreFilterForm(forms.Form):
-    kind = forms.ChoiceField(label="Items", required=False, choices=[("", "All kinds"), *ItemKind.choices])
-    passed = forms.ChoiceField(
-        label="Verdict", required=False, choices=[("", "Passed or not"), ("yes", "Passed"), ("no", "Below threshold")]
+    kind = forms.ChoiceField(
+        label=gettext_lazy("Items"), required=False, choices=[("", gettext_lazy("All kinds")), *ItemKind.choices]
     )
-    min = forms.IntegerField(label="Overall from", required=False, min_value=0, max_value=100)
-    max = forms.IntegerField(label="Overall up to", required=False, min_value=0, max_value=100)
-    dimension = forms.ChoiceField(label="Dimension", required=False)
-    dim_max = forms.IntegerField(label="… at most", required=False, min_value=0, max_value=100)
-    all = forms.BooleanField(label="Every version (not only the latest)", required=False)
-    order = forms.ChoiceField(
-        label="Order",
+    passed = forms.ChoiceField(
+        label=gettext_lazy("Verdict"),
         required=False,
-        choices=[("newest", "Newest first"), ("lowest", "Lowest overall first"), ("highest", "Highest first")],
+        choices=[
+            ("", gettext_lazy("Passed or not")),
+            ("yes", gettext_lazy("Passed")),
+            ("no", gettext_lazy("Below threshold")),
+        ],
+    )
+    min = forms.IntegerField(label=gettext_lazy("Overall from"), required=False, min_value=0, max_value=100)
+    max = forms.IntegerField(label=gettext_lazy("Overall up to"), required=False, min_value=0, max_value=100)
+    dimension = forms.ChoiceField(label=gettext_lazy("Dimension"), required=False)
+    dim_max = forms.IntegerField(label=gettext_lazy("… at most"), required=False, min_value=0, max_value=100)
+    all = forms.BooleanField(label=gettext_lazy("Every version (not only the latest)"), required=False)
+    order = forms.ChoiceField(
+        label=gettext_lazy("Order"),
+        required=False,
+        choices=[
+            ("newest", gettext_lazy("Newest first")),
+            ("lowest", gettext_lazy("Lowest overall first")),
+            ("highest", gettext_lazy("Highest first")),
+        ],
     )
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         names = [d for kind in ItemKind.values for d in judge_dimensions(project, kind)]
-        self.fields["dimension"].choices = [("", "Any dimension")] + [
+        self.fields["dimension"].choices = [("", _("Any dimension"))] + [
             (d, dimension_label(d)) for d in dict.fromkeys(names)
         ]
 
@@ -184,9 +197,9 @@ class ScoreFilterForm(forms.Form):
         data = super().clean()
         low, high = data.get("min"), data.get("max")
         if low is not None and high is not None and low > high:
-            self.add_error("max", f"The range is empty: {low} is above {high}.")
+            self.add_error("max", _("The range is empty: %(low)s is above %(high)s.") % {"low": low, "high": high})
         if data.get("dim_max") is not None and not data.get("dimension"):
-            self.add_error("dimension", "Choose the dimension the upper limit is for.")
+            self.add_error("dimension", _("Choose the dimension the upper limit is for."))
         return data
 
     def filters(self) -> ScoreFilters:

@@ -10,7 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotator.models import ItemKind, ItemStatus
@@ -48,35 +48,51 @@ _MODEL_FIELDS = ("name", "stage", "item_kind", "priority", "overlap", "is_active
 class QueueForm(forms.Form):
     """A queue's settings as people type them; the services decide what is valid."""
 
-    name = forms.CharField(max_length=120)
-    stage = forms.ChoiceField(choices=STAGES, initial=ItemStatus.EXAMINING)
-    item_kind = forms.ChoiceField(label="Items", choices=ItemKind.choices, initial=ItemKind.MCQ)
+    name = forms.CharField(label=gettext_lazy("Name"), max_length=120)
+    stage = forms.ChoiceField(label=gettext_lazy("Stage"), choices=STAGES, initial=ItemStatus.EXAMINING)
+    item_kind = forms.ChoiceField(label=gettext_lazy("Items"), choices=ItemKind.choices, initial=ItemKind.MCQ)
     categories = forms.CharField(
+        label=gettext_lazy("Categories"),
         required=False,
-        help_text="MCQs only: category codes or task names, comma-separated (e.g. E2O, S2A). Empty: all.",
+        help_text=gettext_lazy("MCQs only: category codes or task names, comma-separated (e.g. E2O, S2A). Empty: all."),
     )
     duration_groups = forms.MultipleChoiceField(
-        required=False, widget=forms.CheckboxSelectMultiple, help_text="By the (first) video's duration. None: all."
+        label=gettext_lazy("Duration groups"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=gettext_lazy("By the (first) video's duration. None: all."),
     )
-    score_min = forms.IntegerField(label="Judge score from", required=False, min_value=0, max_value=100)
-    score_max = forms.IntegerField(label="Judge score up to", required=False, min_value=0, max_value=100)
+    score_min = forms.IntegerField(label=gettext_lazy("Judge score from"), required=False, min_value=0, max_value=100)
+    score_max = forms.IntegerField(label=gettext_lazy("Judge score up to"), required=False, min_value=0, max_value=100)
     video_ids = forms.CharField(
-        label="Videos",
+        label=gettext_lazy("Videos"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 2}),
-        help_text="Video names or ids, separated by commas or new lines. Empty: every video.",
+        help_text=gettext_lazy("Video names or ids, separated by commas or new lines. Empty: every video."),
     )
-    members = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
-    priority = forms.IntegerField(initial=0, help_text="Higher first when someone claims across queues.")
-    overlap = forms.IntegerField(initial=1, min_value=1, max_value=20, help_text="How many people see each item.")
+    members = forms.MultipleChoiceField(
+        label=gettext_lazy("Members"), required=False, widget=forms.CheckboxSelectMultiple
+    )
+    priority = forms.IntegerField(
+        label=gettext_lazy("Priority"),
+        initial=0,
+        help_text=gettext_lazy("Higher first when someone claims across queues."),
+    )
+    overlap = forms.IntegerField(
+        label=gettext_lazy("Overlap"),
+        initial=1,
+        min_value=1,
+        max_value=20,
+        help_text=gettext_lazy("How many people see each item."),
+    )
     lease_minutes = forms.IntegerField(
-        label="Lease (minutes)",
+        label=gettext_lazy("Lease (minutes)"),
         initial=30,
         min_value=1,
         max_value=24 * 60,
-        help_text="A lease lapses unless renewed by a heartbeat; its item then returns to the queue.",
+        help_text=gettext_lazy("A lease lapses unless renewed by a heartbeat; its item then returns to the queue."),
     )
-    is_active = forms.BooleanField(label="Active (members can claim)", required=False, initial=True)
+    is_active = forms.BooleanField(label=gettext_lazy("Active (members can claim)"), required=False, initial=True)
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
