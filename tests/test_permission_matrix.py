@@ -143,6 +143,15 @@ HOLDER = "the lease is held by the examiner"
 
 MATRIX = [
     Case("healthz", gate=PUBLIC, why="liveness probe for load balancers and docker-compose; no data"),
+    # --- the interface's language ---
+    Case("javascript-catalog", gate=PUBLIC, why="the page modules' strings in the visitor's language; no data"),
+    post(
+        "set_language",
+        PUBLIC,
+        302,
+        form={"language": "zh-hans", "next": "/"},
+        why="anyone may choose the interface's language (the login page too); a signed-in person's choice is saved",
+    ),
     # --- studio ---
     Case("studio:project_list", gate=LOGIN_ONLY, query="all=1", why="lists the visitor's own projects"),
     Case("studio:project_home"),
