@@ -348,8 +348,8 @@ class ReviewEvent(ItemRef):
 
     def save(self, *args, **kwargs):
         if self.pk is not None:
-            raise ValidationError("Review events are append-only.")
+            raise ValidationError(_("Review events are append-only."))
         super().save(*args, **kwargs)
 
     def delete(self, *args, **kwargs):
-        raise ValidationError("Review events are append-only.")
+        raise ValidationError(_("Review events are append-only."))

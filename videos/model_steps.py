@@ -7,6 +7,7 @@ the step's result; each runs as a job (the browser and the API start them here, 
 from typing import NamedTuple
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
 from jobs.models import BackgroundJob
 from jobs.services import JobAlreadyRunning, job_create
@@ -45,7 +46,7 @@ def video_step_start(*, video: Video, step: str, user=None, params: dict | None 
     """
     task = MODEL_STEPS[step].task
     if step == "transcribe" and not video.has_audio:
-        raise NoAudioTrack(f"{video.name} has no audio track to transcribe.")
+        raise NoAudioTrack(_("%(name)s has no audio track to transcribe.") % {"name": video.name})
     return job_create(project=video.project, kind=task, target=video, user=user, params=params)
 
 
