@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from jobs.models import BackgroundJob
 from jobs.services import JobAlreadyRunning, job_create
@@ -27,8 +28,8 @@ class ModelStep(NamedTuple):
 
 # step → its task and what the job list calls it.
 MODEL_STEPS = {
-    "transcribe": ModelStep(TRANSCRIBE_TASK, "Transcribing speech"),
-    "complexity": ModelStep(COMPLEXITY_TASK, "Scoring complexity"),
+    "transcribe": ModelStep(TRANSCRIBE_TASK, gettext_lazy("Transcribing speech")),
+    "complexity": ModelStep(COMPLEXITY_TASK, gettext_lazy("Scoring complexity")),
 }
 
 
