@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
+command -v msgfmt >/dev/null 2>&1 || { echo "i18n_update: GNU gettext is missing: apt-get install gettext" >&2; exit 1; }
 # The code the catalogues cover: not the virtualenv, run-time data, tests, the API (it stays
 # English) or benchmark fixtures.
 ignore=(--ignore=var --ignore=tests --ignore=api --ignore=bench --ignore=docs --ignore=deploy --ignore=charts/fixtures
