@@ -28,6 +28,9 @@ class InterfaceLocaleMiddleware(LocaleMiddleware):
         super().process_request(request)
 
     def process_response(self, request, response):
+        if request.path_info.startswith(API_PREFIX):
+            # The API's answers do not vary with the caller's language: no Vary or Content-Language.
+            return response
         response = super().process_response(request, response)
         language = getattr(request, "_language_at_login", "")
         if language:
