@@ -259,7 +259,7 @@ class ContentVersion:
 
 
 def _reason_label(reason: str) -> str:
-    kind, _, rest = reason.partition(":")
+    kind, _sep, rest = reason.partition(":")
     labels = {
         "undo": f"undo to version {rest}",
         REASON_REVERT: f"admin revert to version {rest}",

@@ -186,7 +186,9 @@ def progress_by_stage(*, project: Project) -> list[ProgressRow]:
     for kind, status, n in parts[0].union(*parts[1:], all=True):
         counts[kind][status] = n
     return [
-        ProgressRow(str(kind), kind.label, {s: counts[kind].get(s, 0) for s in S.values}, sum(counts[kind].values()))
+        ProgressRow(
+            str(kind), str(kind.label), {s: counts[kind].get(s, 0) for s in S.values}, sum(counts[kind].values())
+        )
         for kind, _ in KINDS
     ]
 
@@ -458,7 +460,7 @@ def judge_scores(*, project: Project, period: Period) -> JudgeScores:
         .annotate(n=Count("pk"), passing=Count("pk", filter=Q(overall__gte=threshold)))
         .order_by()
     )
-    kinds = {str(k): JudgeKind(str(k), k.label, [0] * 10, 0) for k, _ in KINDS}
+    kinds = {str(k): JudgeKind(str(k), str(k.label), [0] * 10, 0) for k, _ in KINDS}
     for r in rows:
         kind = kinds[r["item_kind"]]
         kind.bins[r["bin"]] += r["n"]
@@ -643,7 +645,14 @@ def panel_table(panel: str, data) -> Table:
         return Table(
             ["kind", "stage", "source", "n", "median_s", "p90_s"],
             [
-                [ItemKind(r.kind).label, S(r.stage).label, r.source, r.n, _round(r.median_s, 1), _round(r.p90_s, 1)]
+                [
+                    str(ItemKind(r.kind).label),
+                    str(S(r.stage).label),
+                    r.source,
+                    r.n,
+                    _round(r.median_s, 1),
+                    _round(r.p90_s, 1),
+                ]
                 for r in data
             ],
         )
@@ -929,7 +938,7 @@ def panel_rows(panel: str, *, project: Project, period: Period, params: dict, no
             subject = _names([author]).get(author, "(no author)") if author is not None else "(no author)"
         else:
             raw = params.get("category") or ""
-            kind, _, category = raw.partition(":")
+            kind, _sep, category = raw.partition(":")
             if kind not in kinds:
                 raise RowsRefused(
                     _("“category” must be a kind and a category such as mcq:E2O, not “%(raw)s”.") % {"raw": raw}

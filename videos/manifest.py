@@ -97,7 +97,7 @@ def manifest_import_start(*, project: Project, upload, user=None) -> ManifestImp
 
 def parse_manifest(data: bytes, filename: str) -> list[ManifestRow]:
     try:
-        text, _ = decode_bytes(data)
+        text, _encoding = decode_bytes(data)
     except TextDecodeError as exc:
         raise ManifestError(_("%(filename)s: not a text file (%(exc)s)") % {"filename": filename, "exc": exc}) from exc
     stripped = text.lstrip()
