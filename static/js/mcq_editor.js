@@ -184,7 +184,10 @@
         if (!d.videos.some((v) => v.role === "reference")) found.push(finding("no_reference", gettext("Add the reference video.")));
         if (!candidates.length) found.push(finding("no_candidates", gettext("Add at least one candidate video.")));
         else if (options.length !== candidates.length) {
-          found.push(finding("options_not_candidates", interpolate(gettext("Give one option label per candidate video: %(candidates)s candidate(s), %(options)s option(s)."), { candidates: candidates.length, options: options.length }, true)));
+          found.push(finding("options_not_candidates", interpolate(gettext("Give one option label per candidate video: %(candidates)s, %(options)s."), {
+            candidates: interpolate(ngettext("%s candidate", "%s candidates", candidates.length), [candidates.length]),
+            options: interpolate(ngettext("%s option", "%s options", options.length), [options.length]),
+          }, true)));
         }
       }
       return found;
