@@ -1,5 +1,5 @@
 # The two set-up commands (README.md): `make run` and `make test`.
-.PHONY: run test bench lint
+.PHONY: run test bench lint messages
 
 run:
 	bash scripts/run.sh
@@ -12,3 +12,7 @@ bench:
 
 lint:
 	.venv/bin/ruff check .
+
+# Regenerate the translation catalogues (locale/) from the code and compile them; needs GNU gettext.
+messages:
+	bash scripts/i18n_update.sh

@@ -21,6 +21,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
+from django.utils.translation import gettext as _
 
 from projects.refusals import Refused
 
@@ -246,7 +247,7 @@ def proper_name_hints(*, turns: list[tuple[str, str]], skill_words: set[str] = f
     hints: dict[int, list[str]] = {}
     for index, (q_words, a_words) in enumerate(words):
         repeated = []
-        for word, _ in q_words:
+        for word, _offset in q_words:
             if word in names and word in seen and word not in repeated:
                 repeated.append(word)
         if repeated:
@@ -301,7 +302,9 @@ def chain_content_at(*, chain: QAChain, version: int) -> list[dict]:
                 for p in draft
                 if isinstance(p, dict)
             ]
-        raise NothingToUndo(f"Version {version} of this chain was not recorded, so it cannot be restored.") from None
+        raise NothingToUndo(
+            _("Version %(version)s of this chain was not recorded, so it cannot be restored.") % {"version": version}
+        ) from None
     return [{"id": t["id"], "question": t["question"], "answer": t["answer"], "skill": t["skill"]} for t in turns]
 
 
@@ -460,7 +463,7 @@ def chain_undo(*, chain: QAChain, user, expected_version: int) -> ChainSaved:
     def rows_for(locked):
         target = _undo_target(locked)
         if target < 1:
-            raise NothingToUndo("There is no earlier version of this chain to go back to.")
+            raise NothingToUndo(_("There is no earlier version of this chain to go back to."))
         rows = chain_content_at(chain=locked, version=target)
         current = list(QAPair.objects.filter(chain=locked).order_by("index", "pk"))
         if rows and all(r["id"] is None for r in rows):

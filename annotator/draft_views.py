@@ -10,6 +10,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
 from jobs.models import BackgroundJob
@@ -157,7 +158,7 @@ def draft_start(request, slug):
     scope = request.POST.get("scope", "all")
     info = DRAFT_STEPS.get(step)
     if info is None:
-        messages.error(request, "Choose which draft step to run.")
+        messages.error(request, _("Choose which draft step to run."))
         return _back(request, back)
     video = None
     video_ids = None
@@ -200,11 +201,22 @@ def draft_start(request, slug):
         return _back(request, back)
     except JobAlreadyRunning as exc:
         messages.info(
-            request, f"{info.label}: that run is already {exc.job.get_status_display().lower()} (job {exc.job.pk})."
+            request,
+            _("%(step)s: that run is already %(status)s (job %(job)s).")
+            % {"step": info.label, "status": exc.job.get_status_display().lower(), "job": exc.job.pk},
         )
         return _back(request, back)
-    where = f"“{video.name}”" if video else (f"{len(video_ids)} videos" if video_ids is not None else "the project")
-    messages.success(request, f"Started: {info.label.lower()} for {where} (job {job.pk}).")
+    if video:
+        where = f"“{video.name}”"
+    elif video_ids is not None:
+        where = _("%(n)s videos") % {"n": len(video_ids)}
+    else:
+        where = _("the project")
+    messages.success(
+        request,
+        _("Started: %(step)s for %(where)s (job %(job)s).")
+        % {"step": info.label.lower(), "where": where, "job": job.pk},
+    )
     return _back(request, back)
 
 
@@ -297,5 +309,5 @@ def seed_add(request, slug):
         return redirect(reverse("annotator:seeds", args=[slug]))
     if request.htmx:
         return render(request, "annotator/seeds.html#seed_row", {"project": project, "seed": seed})
-    messages.success(request, f"Added to {task}.")
+    messages.success(request, _("Added to %(task)s.") % {"task": task})
     return redirect(f"{reverse('annotator:seeds', args=[slug])}#seed-{seed.pk}")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from projects.refusals import Refused
 
@@ -62,7 +63,10 @@ def item_transition(
             )
         if to_status not in TRANSITIONS.get(current, set()):
             now_label, wanted = locked.get_status_display().lower(), ItemStatus(to_status).label.lower()
-            raise TransitionRefused(f"An item that is {now_label} cannot become {wanted}.")
+            raise TransitionRefused(
+                _("An item that is %(now_label)s cannot become %(wanted)s.")
+                % {"now_label": now_label, "wanted": wanted}
+            )
         locked.status = to_status
         now = timezone.now()
         fields = ["status", "updated_at"]

@@ -16,6 +16,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import trigger_client_event
 
@@ -165,7 +166,7 @@ def mcq_new(request, slug):
     raw = request.POST.get("video", "")
     video = Video.objects.filter(project=project, pk=int(raw)).first() if raw.isdecimal() else None
     if video is None:
-        messages.error(request, "Choose a video of this project for the new MCQ.")
+        messages.error(request, _("Choose a video of this project for the new MCQ."))
         return redirect("annotator:mcq_list", slug=slug)
     role = VideoRole.REFERENCE if request.POST.get("role") == VideoRole.REFERENCE else VideoRole.MAIN
     try:
@@ -186,7 +187,7 @@ def mcq_next_view(request, slug):
     after_id = int(after) if after.isdecimal() else None
     item = mcq_next(project=project, statuses=statuses, after_id=after_id, user=request.user)
     if not statuses or item is None:
-        messages.info(request, "No MCQ is waiting for you in this project.")
+        messages.info(request, _("No MCQ is waiting for you in this project."))
         return redirect("annotator:mcq_list", slug=slug)
     return redirect("annotator:mcq_editor", slug=slug, mcq_id=item.pk)
 

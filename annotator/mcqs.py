@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import Q
+from django.utils.translation import gettext as _
 from simple_history.utils import bulk_create_with_history
 
 from projects.models import Project, ProjectKind
@@ -463,7 +464,10 @@ def mcq_save(
         locked = MCQ.objects.select_for_update().get(pk=mcq.pk)
         locked.project = project
         if locked.status not in EDITABLE:
-            raise MCQNotEditable(f"This MCQ is {locked.get_status_display().lower()}: it can no longer be edited here.")
+            raise MCQNotEditable(
+                _("This MCQ is %(get_status_display)s: it can no longer be edited here.")
+                % {"get_status_display": locked.get_status_display().lower()}
+            )
         if locked.version != expected_version:
             raise StaleVersion(item=locked, expected=expected_version)
 
@@ -578,7 +582,7 @@ def mcq_undo(*, mcq: MCQ, user, expected_version: int) -> MCQSaved:
     except versions.VersionUnknown:
         content = None
     if content is None:
-        raise NothingToUndo("There is no earlier version of this MCQ to go back to.")
+        raise NothingToUndo(_("There is no earlier version of this MCQ to go back to."))
     saved = mcq_save(
         mcq=mcq,
         expected_version=expected_version,
@@ -613,8 +617,11 @@ def mcq_submit(*, mcq: MCQ, user, expected_version: int | None = None) -> Submit
         if expected_version is not None and locked.version != expected_version:
             raise StaleVersion(item=locked, expected=expected_version)
         if locked.status not in EDITABLE:
-            raise MCQNotEditable(f"This MCQ is already {locked.get_status_display().lower()}.")
-        _, blockers = mcq_findings(mcq=locked)
+            raise MCQNotEditable(
+                _("This MCQ is already %(get_status_display)s.")
+                % {"get_status_display": locked.get_status_display().lower()}
+            )
+        _warnings, blockers = mcq_findings(mcq=locked)
         if blockers:
             raise MCQNotReady(blockers)
         result = item_hand_on(item=locked, user=user)

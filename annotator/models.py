@@ -2,6 +2,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from llm.models import LLMCall
@@ -12,19 +13,19 @@ from videos.models import Clip, Video
 class ItemStatus(models.TextChoices):
     """One life cycle for every reviewable item (QA chain, the relations of a chain pair, MCQ)."""
 
-    DRAFT = "draft", "Machine draft"
-    ANNOTATING = "annotating", "Annotating"
-    SUBMITTED = "submitted", "Submitted"
-    SCORED = "scored", "Scored"
-    EXAMINING = "examining", "Examining"
-    FLAGGED = "flagged", "Flagged"
-    REVISING = "revising", "Revising"
-    ACCEPTED = "accepted", "Accepted"
+    DRAFT = "draft", _("Machine draft")
+    ANNOTATING = "annotating", _("Annotating")
+    SUBMITTED = "submitted", _("Submitted")
+    SCORED = "scored", _("Scored")
+    EXAMINING = "examining", _("Examining")
+    FLAGGED = "flagged", _("Flagged")
+    REVISING = "revising", _("Revising")
+    ACCEPTED = "accepted", _("Accepted")
 
 
 class Origin(models.TextChoices):
-    MACHINE = "machine", "Machine"
-    HUMAN = "human", "Human"
+    MACHINE = "machine", _("Machine")
+    HUMAN = "human", _("Human")
 
 
 class ReviewableItem(models.Model):
@@ -116,9 +117,9 @@ class ChainPair(ReviewableItem):
 
 
 class RelationDecision(models.TextChoices):
-    CANDIDATE = "candidate", "Candidate"
-    ACCEPTED = "accepted", "Accepted"
-    REJECTED = "rejected", "Rejected"
+    CANDIDATE = "candidate", _("Candidate")
+    ACCEPTED = "accepted", _("Accepted")
+    REJECTED = "rejected", _("Rejected")
 
 
 class Relation(models.Model):
@@ -189,9 +190,9 @@ class MCQ(ReviewableItem):
 
 
 class VideoRole(models.TextChoices):
-    MAIN = "main", "Main"
-    REFERENCE = "reference", "Reference"
-    CANDIDATE = "candidate", "Candidate"
+    MAIN = "main", _("Main")
+    REFERENCE = "reference", _("Reference")
+    CANDIDATE = "candidate", _("Candidate")
 
 
 class MCQVideo(models.Model):
@@ -232,9 +233,9 @@ class ReferredMoment(models.Model):
 
 
 class SeedStatus(models.TextChoices):
-    PROPOSED = "proposed", "Proposed"
-    KEPT = "kept", "Kept"
-    REJECTED = "rejected", "Rejected"
+    PROPOSED = "proposed", _("Proposed")
+    KEPT = "kept", _("Kept")
+    REJECTED = "rejected", _("Rejected")
 
 
 class SeedQuestion(models.Model):
@@ -284,9 +285,9 @@ class VideoDescription(models.Model):
 
 
 class ItemKind(models.TextChoices):
-    QA_CHAIN = "qa_chain", "QA chain"
-    CHAIN_PAIR = "chain_pair", "Relations of a chain pair"
-    MCQ = "mcq", "MCQ"
+    QA_CHAIN = "qa_chain", _("QA chain")
+    CHAIN_PAIR = "chain_pair", _("Relations of a chain pair")
+    MCQ = "mcq", _("MCQ")
 
 
 ONE_ITEM = (
@@ -347,8 +348,8 @@ class ReviewEvent(ItemRef):
 
     def save(self, *args, **kwargs):
         if self.pk is not None:
-            raise ValidationError("Review events are append-only.")
+            raise ValidationError(_("Review events are append-only."))
         super().save(*args, **kwargs)
 
     def delete(self, *args, **kwargs):
-        raise ValidationError("Review events are append-only.")
+        raise ValidationError(_("Review events are append-only."))

@@ -14,6 +14,7 @@ version of its chain (`chains.chain_turn_rewrite`), so an editor open on that ch
 from __future__ import annotations
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from projects.refusals import Refused
 
@@ -66,13 +67,16 @@ def _relation_of(locked: ChainPair, relation_id: int) -> Relation:
     try:
         return Relation.objects.select_for_update(of=("self",)).get(pk=relation_id, chain_pair=locked)
     except Relation.DoesNotExist:
-        raise RelationInvalid("That link is no longer there (its turn may have been deleted); reload.") from None
+        raise RelationInvalid(_("That link is no longer there (its turn may have been deleted); reload.")) from None
 
 
 def _text(value, what: str) -> str:
     text = value.strip() if isinstance(value, str) else ""
     if len(text) > MAX_TEXT_CHARS:
-        raise RelationInvalid(f"The rewritten {what} is longer than {MAX_TEXT_CHARS} characters.")
+        raise RelationInvalid(
+            _("The rewritten %(what)s is longer than %(max_text_chars)s characters.")
+            % {"what": what, "max_text_chars": MAX_TEXT_CHARS}
+        )
     return text
 
 
@@ -111,7 +115,9 @@ def _rewrite_withdraw(relation: Relation, user) -> None:
 def relation_decide(*, relation: Relation, decision: str, expected_version: int, user) -> Relation:
     """Accept, reject or reopen (back to candidate) one link of a chain pair."""
     if decision not in RelationDecision.values:
-        raise RelationInvalid(f"{decision!r} is not a decision: use accepted, rejected or candidate.")
+        raise RelationInvalid(
+            _("%(decision)r is not a decision: use accepted, rejected or candidate.") % {"decision": decision}
+        )
     with transaction.atomic():
         locked = _lock(relation.chain_pair, expected_version)
         relation = _relation_of(locked, relation.pk)
@@ -141,13 +147,16 @@ def relation_add(
         locked = _lock(chain_pair, expected_version)
         if relation_type not in relation_types(locked.project):
             known = ", ".join(relation_types(locked.project))
-            raise RelationInvalid(f"{relation_type!r} is not a relation type of this project ({known}).")
+            raise RelationInvalid(
+                _("%(relation_type)r is not a relation type of this project (%(known)s).")
+                % {"relation_type": relation_type, "known": known}
+            )
         from_pair = QAPair.objects.filter(pk=from_pair_id, chain_id=locked.chain_before_id).first()
         to_pair = QAPair.objects.filter(pk=to_pair_id, chain_id=locked.chain_after_id).first()
         if from_pair is None:
-            raise RelationInvalid("Choose the earlier turn from the first chain of this pair.")
+            raise RelationInvalid(_("Choose the earlier turn from the first chain of this pair."))
         if to_pair is None:
-            raise RelationInvalid("Choose the later turn from the second chain of this pair.")
+            raise RelationInvalid(_("Choose the later turn from the second chain of this pair."))
         if Relation.objects.filter(chain_pair=locked, from_pair=from_pair, to_pair=to_pair).exists():
             raise RelationInvalid(
                 f"Turn {from_pair.index + 1} → turn {to_pair.index + 1} is already linked; change that link instead."
@@ -165,7 +174,7 @@ def relation_add(
                     rationale=_text(rationale, "rationale"),
                 )
         except IntegrityError:
-            raise RelationInvalid("That link was just added by someone else; reload.") from None
+            raise RelationInvalid(_("That link was just added by someone else; reload.")) from None
     return relation
 
 
@@ -173,7 +182,9 @@ def relation_retype(*, relation: Relation, relation_type: str, expected_version:
     with transaction.atomic():
         locked = _lock(relation.chain_pair, expected_version)
         if relation_type not in relation_types(locked.project):
-            raise RelationInvalid(f"{relation_type!r} is not a relation type of this project.")
+            raise RelationInvalid(
+                _("%(relation_type)r is not a relation type of this project.") % {"relation_type": relation_type}
+            )
         relation = _relation_of(locked, relation.pk)
         _claim(locked, expected_version, user)
         relation.relation_type = relation_type
@@ -185,7 +196,7 @@ def relation_rewrite(*, relation: Relation, question: str, answer: str, expected
     """Set the rewrite of the later QA (both texts; both empty clears it). Applied at once if accepted."""
     question, answer = _text(question, "question"), _text(answer, "answer")
     if bool(question) != bool(answer):
-        raise RelationInvalid("A rewrite needs both the question and the answer (or clear both to drop it).")
+        raise RelationInvalid(_("A rewrite needs both the question and the answer (or clear both to drop it)."))
     with transaction.atomic():
         locked = _lock(relation.chain_pair, expected_version)
         relation = _relation_of(locked, relation.pk)
@@ -210,7 +221,7 @@ def relation_remove(*, relation: Relation, expected_version: int, user) -> None:
         locked = _lock(relation.chain_pair, expected_version)
         relation = _relation_of(locked, relation.pk)
         if relation.origin != Origin.HUMAN:
-            raise RelationInvalid("A machine-proposed link is rejected, not removed.")
+            raise RelationInvalid(_("A machine-proposed link is rejected, not removed."))
         _claim(locked, expected_version, user)
         if relation.decision == RelationDecision.ACCEPTED:
             _rewrite_withdraw(relation, user)

@@ -38,6 +38,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from simple_history.utils import bulk_create_with_history
 
 from llm.prompts import OPTION_LETTERS
@@ -258,7 +259,7 @@ class ContentVersion:
 
 
 def _reason_label(reason: str) -> str:
-    kind, _, rest = reason.partition(":")
+    kind, _sep, rest = reason.partition(":")
     labels = {
         "undo": f"undo to version {rest}",
         REASON_REVERT: f"admin revert to version {rest}",
@@ -816,7 +817,10 @@ def _write_mcq(mcq: MCQ, content: dict, *, user, stamp, reason: str) -> list[str
     needed = {v for v, _ in wanted_videos} | {m[0] for m in wanted_moments}
     gone = needed - set(Video.objects.filter(pk__in=needed).values_list("pk", flat=True))
     if gone:
-        raise RestoreRefused(f"Version content uses videos that no longer exist ({', '.join(map(str, sorted(gone)))}).")
+        raise RestoreRefused(
+            _("Version content uses videos that no longer exist (%(value)s).")
+            % {"value": ", ".join(map(str, sorted(gone)))}
+        )
     history_user = user if getattr(user, "is_authenticated", False) else None
     # Part rows carry the version they belong to, as mcq_save writes them (its undo replays by it).
     tag = f"{MCQ_VERSION_TAG}{mcq.version}"
@@ -905,7 +909,10 @@ def content_restore(*, item, to_version: int, user, reason: str, expected_versio
         if expected_version is not None and locked.version != expected_version:
             raise StaleVersion(item=locked, expected=expected_version)
         if to_version == locked.version:
-            raise RestoreRefused(f"Version {to_version} is the current version; there is nothing to revert.")
+            raise RestoreRefused(
+                _("Version %(to_version)s is the current version; there is nothing to revert.")
+                % {"to_version": to_version}
+            )
         timeline = item_timeline(locked)
         try:
             target = timeline.get(to_version)

@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
 from projects.permissions import get_project_or_404
@@ -66,6 +67,6 @@ def work_next(request, slug):
     project = get_project_or_404(request.user, slug)
     found = next_item(project=project, user=request.user, after=_after(request.GET.get("after", "")))
     if found is None:
-        messages.info(request, "Nothing is waiting for you: every chain and chain pair you can edit is done.")
+        messages.info(request, _("Nothing is waiting for you: every chain and chain pair you can edit is done."))
         return redirect("annotator:work", slug=project.slug)
     return redirect(_editor_url(project, *found))

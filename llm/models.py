@@ -41,12 +41,12 @@ class PromptTemplate(models.Model):
 
 
 class CallOutcome(models.TextChoices):
-    OK = "ok", "OK"
-    REPAIRED = "repaired", "OK after a repair retry"
-    INVALID = "invalid", "Invalid answer"
-    ERROR = "error", "Error"
-    TIMEOUT = "timeout", "Timed out"
-    RATE_LIMITED = "rate_limited", "Rate limited"
+    OK = "ok", _("OK")
+    REPAIRED = "repaired", _("OK after a repair retry")
+    INVALID = "invalid", _("Invalid answer")
+    ERROR = "error", _("Error")
+    TIMEOUT = "timeout", _("Timed out")
+    RATE_LIMITED = "rate_limited", _("Rate limited")
 
 
 class LLMCall(models.Model):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.utils.translation import gettext as _
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
@@ -457,7 +458,7 @@ def template_update(
                 created_by=user,
             )
     except IntegrityError as exc:
-        raise ValidationError("Someone else saved this template at the same moment; reload and try again.") from exc
+        raise ValidationError(_("Someone else saved this template at the same moment; reload and try again.")) from exc
 
 
 def prompt_templates_copy(*, source, target, user=None) -> int:

@@ -1,16 +1,17 @@
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from . import taxonomies
 
 
 class ProjectKind(models.TextChoices):
-    SVBENCH = "svbench", "SVBench (streaming QA chains)"
-    LONGVIDEOBENCH = "longvideobench", "LongVideoBench (referring MCQs)"
-    LIVIBENCH = "livibench", "LiViBench (livestream MCQs)"
-    MVPBENCH = "mvpbench", "MVPBench (multi-video MCQs)"
-    GENERIC = "generic", "Generic"
+    SVBENCH = "svbench", _("SVBench (streaming QA chains)")
+    LONGVIDEOBENCH = "longvideobench", _("LongVideoBench (referring MCQs)")
+    LIVIBENCH = "livibench", _("LiViBench (livestream MCQs)")
+    MVPBENCH = "mvpbench", _("MVPBench (multi-video MCQs)")
+    GENERIC = "generic", _("Generic")
 
 
 class Project(models.Model):
@@ -103,10 +104,10 @@ class Project(models.Model):
 
 
 class Role(models.TextChoices):
-    ADMIN = "admin", "Admin"
-    ANNOTATOR = "annotator", "Annotator"
-    EXAMINER = "examiner", "Examiner"
-    REVISER = "reviser", "Reviser"
+    ADMIN = "admin", _("Admin")
+    ANNOTATOR = "annotator", _("Annotator")
+    EXAMINER = "examiner", _("Examiner")
+    REVISER = "reviser", _("Reviser")
 
 
 class Membership(models.Model):
@@ -178,3 +179,16 @@ class Invitation(models.Model):
         if self.expires_at <= (now or timezone.now()):
             return "expired"
         return "open"
+
+
+class UserPreference(models.Model):
+    """What a person chose for the interface, applied again at each login on any browser."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preference")
+    # A code of settings.LANGUAGES; checked by projects.preferences, not by choices, so adding a
+    # language needs no migration.
+    language = models.CharField(max_length=10, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.language or '-'}"

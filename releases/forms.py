@@ -6,6 +6,8 @@ the service's refusals back onto its fields, so nothing typed is lost.
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotator.models import ItemStatus
 from projects.models import Project, ProjectKind
@@ -22,9 +24,9 @@ DEFAULT_FORMATS = {
     ProjectKind.GENERIC: [ReleaseFormat.GENERIC],
 }
 SPLIT_MODES = [
-    ("none", "No split: every video in test"),
-    ("ratios", "Shares of the videos (ratios)"),
-    ("counts", "Numbers of videos (counts)"),
+    ("none", gettext_lazy("No split: every video in test")),
+    ("ratios", gettext_lazy("Shares of the videos (ratios)")),
+    ("counts", gettext_lazy("Numbers of videos (counts)")),
 ]
 # Service input → form field, for errors the service reports on a whole input.
 _ERROR_FIELDS = {"version": "version", "formats": "formats", "seed": "seed", "split_config": "split_mode"}
@@ -32,48 +34,67 @@ _ERROR_FIELDS = {"version": "version", "formats": "formats", "seed": "seed", "sp
 
 class ReleaseForm(forms.Form):
     version = forms.CharField(
-        max_length=40, help_text="A new label; releases never change, so each label is used once (e.g. v1.0)."
+        label=gettext_lazy("Version"),
+        max_length=40,
+        help_text=gettext_lazy("A new label; releases never change, so each label is used once (e.g. v1.0)."),
     )
-    formats = forms.MultipleChoiceField(choices=ReleaseFormat.choices, widget=forms.CheckboxSelectMultiple)
+    formats = forms.MultipleChoiceField(
+        label=gettext_lazy("Formats"), choices=ReleaseFormat.choices, widget=forms.CheckboxSelectMultiple
+    )
     statuses = forms.MultipleChoiceField(
-        label="Item statuses",
+        label=gettext_lazy("Item statuses"),
         choices=ItemStatus.choices,
         initial=[ItemStatus.ACCEPTED],
         widget=forms.CheckboxSelectMultiple,
-        help_text="Accepted only, unless you mean to publish unreviewed work.",
+        help_text=gettext_lazy("Accepted only, unless you mean to publish unreviewed work."),
     )
     categories = forms.CharField(
+        label=gettext_lazy("Categories"),
         required=False,
-        help_text="Category codes, task names or SVBench skills, comma-separated (e.g. E2O, S2A). Empty: all.",
+        help_text=gettext_lazy(
+            "Category codes, task names or SVBench skills, comma-separated (e.g. E2O, S2A). Empty: all."
+        ),
     )
     video_ids = forms.CharField(
-        label="Videos",
+        label=gettext_lazy("Videos"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 2}),
-        help_text="Video names or ids, separated by commas or new lines. Empty: every video.",
+        help_text=gettext_lazy("Video names or ids, separated by commas or new lines. Empty: every video."),
     )
-    accepted_from = forms.DateField(label="Accepted from", required=False, widget=forms.DateInput({"type": "date"}))
-    accepted_to = forms.DateField(label="Accepted up to", required=False, widget=forms.DateInput({"type": "date"}))
+    accepted_from = forms.DateField(
+        label=gettext_lazy("Accepted from"), required=False, widget=forms.DateInput({"type": "date"})
+    )
+    accepted_to = forms.DateField(
+        label=gettext_lazy("Accepted up to"), required=False, widget=forms.DateInput({"type": "date"})
+    )
     include_media = forms.BooleanField(
-        label="Include video and clip files", required=False, initial=True, help_text="Untick for annotations only."
+        label=gettext_lazy("Include video and clip files"),
+        required=False,
+        initial=True,
+        help_text=gettext_lazy("Untick for annotations only."),
     )
     clip_files = forms.BooleanField(
-        label="Cut clip files",
+        label=gettext_lazy("Cut clip files"),
         required=False,
-        help_text="Also cut every released QA chain's clip into its own file (ffmpeg; slower).",
+        help_text=gettext_lazy("Also cut every released QA chain's clip into its own file (ffmpeg; slower)."),
     )
-    split_mode = forms.ChoiceField(label="Split by video", choices=SPLIT_MODES, initial="ratios")
-    train = forms.FloatField(required=False, min_value=0, initial=0.8)
-    eval = forms.FloatField(required=False, min_value=0)
-    test = forms.FloatField(required=False, min_value=0, initial=0.2)
-    stratify = forms.BooleanField(label="Stratify by category and duration group", required=False, initial=True)
+    split_mode = forms.ChoiceField(label=gettext_lazy("Split by video"), choices=SPLIT_MODES, initial="ratios")
+    train = forms.FloatField(label=gettext_lazy("Train"), required=False, min_value=0, initial=0.8)
+    eval = forms.FloatField(label=gettext_lazy("Eval"), required=False, min_value=0)
+    test = forms.FloatField(label=gettext_lazy("Test"), required=False, min_value=0, initial=0.2)
+    stratify = forms.BooleanField(
+        label=gettext_lazy("Stratify by category and duration group"), required=False, initial=True
+    )
     seed = forms.IntegerField(
-        min_value=0, initial=0, help_text="The same seed and data give the same split, paths and bytes."
+        label=gettext_lazy("Seed"),
+        min_value=0,
+        initial=0,
+        help_text=gettext_lazy("The same seed and data give the same split, paths and bytes."),
     )
     test_style = forms.BooleanField(
-        label="Test-style (answers withheld)",
+        label=gettext_lazy("Test-style (answers withheld)"),
         required=False,
-        help_text="E.g. no LongVideoBench correct_choice, for a hidden test set.",
+        help_text=gettext_lazy("E.g. no LongVideoBench correct_choice, for a hidden test set."),
     )
 
     def __init__(self, *args, project: Project, **kwargs):
@@ -89,7 +110,7 @@ class ReleaseForm(forms.Form):
             found = dict(self.project.videos.filter(name__in=names).values_list("name", "pk"))
             missing = [n for n in names if n not in found]
             if missing:
-                raise ValidationError(f"No video named {', '.join(missing)} in this project.")
+                raise ValidationError(_("No video named %(names)s in this project.") % {"names": ", ".join(missing)})
             ids += found.values()
         return sorted(set(ids))
 
@@ -99,11 +120,19 @@ class ReleaseForm(forms.Form):
         if mode in ("ratios", "counts"):
             parts = {name: data.get(name) for name in SPLIT_NAMES if data.get(name)}
             if not parts:
-                self.add_error("split_mode", f"Give at least one of {', '.join(SPLIT_NAMES)} a {mode[:-1]}.")
+                self.add_error(
+                    "split_mode",
+                    (
+                        _("Give at least one of %(splits)s a ratio.")
+                        if mode == "ratios"
+                        else _("Give at least one of %(splits)s a count.")
+                    )
+                    % {"splits": ", ".join(SPLIT_NAMES)},
+                )
             elif mode == "counts":
                 for name, value in parts.items():
                     if value != int(value):
-                        self.add_error(name, "A count is a whole number of videos.")
+                        self.add_error(name, _("A count is a whole number of videos."))
         return data
 
     def filters(self) -> dict:

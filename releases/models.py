@@ -1,24 +1,25 @@
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from jobs.models import BackgroundJob
 from projects.models import Project
 
 
 class ReleaseFormat(models.TextChoices):
-    SVBENCH = "svbench", "SVBench"
-    LONGVIDEOBENCH = "longvideobench", "LongVideoBench"
-    MVPBENCH = "mvpbench", "MVPBench"
-    LIVIBENCH = "livibench", "LiViBench (VidQA JSONL v1)"
-    GENERIC = "generic", "Generic JSONL with provenance"
+    SVBENCH = "svbench", _("SVBench")
+    LONGVIDEOBENCH = "longvideobench", _("LongVideoBench")
+    MVPBENCH = "mvpbench", _("MVPBench")
+    LIVIBENCH = "livibench", _("LiViBench (VidQA JSONL v1)")
+    GENERIC = "generic", _("Generic JSONL with provenance")
 
 
 class ReleaseStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    BUILDING = "building", "Building"
-    READY = "ready", "Ready"
-    FAILED = "failed", "Failed"
-    DELETED = "deleted", "Deleted"
+    QUEUED = "queued", _("Queued")
+    BUILDING = "building", _("Building")
+    READY = "ready", _("Ready")
+    FAILED = "failed", _("Failed")
+    DELETED = "deleted", _("Deleted")
 
 
 class DatasetRelease(models.Model):

@@ -17,6 +17,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotator.models import ItemStatus
 from jobs.models import BackgroundJob, JobStatus
@@ -53,9 +54,12 @@ _ACTIVE = (ReleaseStatus.QUEUED, ReleaseStatus.BUILDING)
 def clean_version(version) -> str:
     version = (version or "").strip() if isinstance(version, str) else ""
     if not version:
-        raise ValidationError("Give the release a version label, e.g. v1.0.")
+        raise ValidationError(_("Give the release a version label, e.g. v1.0."))
     if len(version) > VERSION_MAX:
-        raise ValidationError(f"A version label has at most {VERSION_MAX} characters; this one has {len(version)}.")
+        raise ValidationError(
+            _("A version label has at most %(version_max)s characters; this one has %(len)s.")
+            % {"version_max": VERSION_MAX, "len": len(version)}
+        )
     if not VERSION_RE.match(version) or ".." in version:
         # It names the release's folder in storage and in the archives.
         raise ValidationError(
@@ -69,7 +73,7 @@ def clean_formats(formats) -> list[str]:
     if isinstance(formats, str):
         formats = [formats]
     if not isinstance(formats, list | tuple) or not formats:
-        raise ValidationError("Choose at least one format.")
+        raise ValidationError(_("Choose at least one format."))
     unknown = sorted({str(f) for f in formats} - set(ReleaseFormat.values))
     if unknown:
         raise ValidationError(
@@ -86,7 +90,9 @@ def _iso_date(value, label: str) -> str:
     try:
         return dt.date.fromisoformat(str(value)).isoformat()
     except ValueError:
-        raise ValidationError(f"{label} must be a date as YYYY-MM-DD, not {value!r}.") from None
+        raise ValidationError(
+            _("%(label)s must be a date as YYYY-MM-DD, not %(value)r.") % {"label": label, "value": value}
+        ) from None
 
 
 def clean_filters(filters, *, project: Project) -> dict:
@@ -97,7 +103,10 @@ def clean_filters(filters, *, project: Project) -> dict:
         raise ValidationError('Filters must be an object such as {"categories": ["E2O"]}.')
     unknown = sorted(set(filters) - set(FILTER_KEYS))
     if unknown:
-        raise ValidationError(f"Unknown filter {', '.join(unknown)}; filters are {', '.join(FILTER_KEYS)}.")
+        raise ValidationError(
+            _("Unknown filter %(value)s; filters are %(value2)s.")
+            % {"value": ", ".join(unknown), "value2": ", ".join(FILTER_KEYS)}
+        )
     errors: list[str] = []
     clean: dict = {}
 
@@ -176,9 +185,9 @@ def clean_seed(seed) -> int:
         try:
             seed = int(str(seed).strip())
         except ValueError:
-            raise ValidationError(f"The seed must be a whole number, not {seed!r}.") from None
+            raise ValidationError(_("The seed must be a whole number, not %(seed)r.") % {"seed": seed}) from None
     if not 0 <= seed <= SEED_MAX:
-        raise ValidationError(f"The seed must be between 0 and {SEED_MAX}.")
+        raise ValidationError(_("The seed must be between 0 and %(seed_max)s.") % {"seed_max": SEED_MAX})
     return seed
 
 
@@ -317,10 +326,10 @@ def release_delete(*, release: DatasetRelease, by) -> DatasetRelease:
     with transaction.atomic():
         release = DatasetRelease.objects.select_for_update().get(pk=release.pk)
         if release.status == ReleaseStatus.DELETED:
-            raise ValidationError("This release is already deleted.")
+            raise ValidationError(_("This release is already deleted."))
         if release.status == ReleaseStatus.BUILDING:
             # The worker is writing its files now; deleting under it would leave half a release behind.
-            raise ValidationError("This release is being built; delete it once the build has finished or failed.")
+            raise ValidationError(_("This release is being built; delete it once the build has finished or failed."))
         was = release.status
         release.status = ReleaseStatus.DELETED
         release.deleted_by = by

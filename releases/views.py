@@ -13,6 +13,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from projects.permissions import Action, can, get_project_or_404
@@ -85,7 +86,9 @@ def release_new(request, slug):
             form.add_service_errors(exc)
         else:
             messages.success(
-                request, f"Release {release.version} is queued; this page shows its progress and then its files."
+                request,
+                _("Release %(version)s is queued; this page shows its progress and then its files.")
+                % {"version": release.version},
             )
             return redirect("releases:detail", slug=slug, release_id=release.pk)
     if request.method == "POST":
@@ -199,10 +202,12 @@ def release_delete_view(request, slug, release_id):
         except ValidationError as exc:
             messages.error(request, " ".join(exc.messages))
             return redirect("releases:detail", slug=slug, release_id=release.pk)
-        messages.success(request, f"Release {release.version} is deleted; its files are removed.")
+        messages.success(
+            request, _("Release %(version)s is deleted; its files are removed.") % {"version": release.version}
+        )
         return redirect("releases:list", slug=slug)
     if release.status == ReleaseStatus.DELETED:
-        messages.info(request, "This release is already deleted.")
+        messages.info(request, _("This release is already deleted."))
         return redirect(reverse("releases:detail", args=[slug, release.pk]))
     return render(
         request,

@@ -104,7 +104,7 @@ def _progress(panel: Panel, data, links: _Links) -> None:
     panel.charts = [
         svg.stacked_bar_chart(
             [r.label for r in data],
-            [(S(s).label, [r.counts[s] for r in data]) for s in statuses],
+            [(str(S(s).label), [r.counts[s] for r in data]) for s in statuses],
             title="Items per kind and status",
             horizontal=True,
             label_width=190,
@@ -112,7 +112,7 @@ def _progress(panel: Panel, data, links: _Links) -> None:
             href=lambda si, ki: links.rows("progress", kind=data[ki].kind, status=statuses[si]),
         )
     ]
-    panel.columns = ["Kind", *(S(s).label for s in statuses), "Total"]
+    panel.columns = ["Kind", *(str(S(s).label) for s in statuses), "Total"]
     panel.rows = [
         [Cell(r.label)]
         + [_n(r.counts[s], links.rows("progress", kind=r.kind, status=s)) for s in statuses]

@@ -18,11 +18,14 @@ Custom ranges, CSV downloads and the rows behind a number are always computed on
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 
+from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.db.models import Count, IntegerField, OuterRef, Subquery
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from annotator.models import MCQ, ChainPair, QAChain, ReviewEvent
 from projects.models import Project
@@ -100,9 +103,13 @@ def activity(*, project: Project, now=None) -> dict[str, int]:
 
 def _compute(*, project: Project, period: d.Period, now) -> tuple[dict, str, dict[str, int]]:
     seen = activity(project=project, now=now)
-    panels, tables, has_queues = panels_build(project=project, period=period, now=now)
-    data = {key: {"columns": t.columns, "rows": t.rows} for key, t in tables.items()}
-    return data, panels_html(panels, project=project, has_queues=has_queues), seen
+    # A snapshot is shared by everyone who opens the dashboards, whatever their language: it is
+    # computed in the default language, and choice labels (lazy translations) are stored as text.
+    with translation.override(settings.LANGUAGE_CODE):
+        panels, tables, has_queues = panels_build(project=project, period=period, now=now)
+        data = {key: {"columns": t.columns, "rows": t.rows} for key, t in tables.items()}
+        data = json.loads(json.dumps(data, cls=DjangoJSONEncoder))
+        return data, panels_html(panels, project=project, has_queues=has_queues), seen
 
 
 def dashboard_snapshot_refresh(*, project: Project, range_key: str, now=None) -> DashboardSnapshot:

@@ -18,6 +18,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 
 from projects.permissions import Action, get_project_or_404
@@ -100,7 +101,11 @@ def dashboard_refresh(request, slug):
         )
     snapshot = dashboard_snapshot_refresh(project=project, range_key=range_key)
     label = DashboardRange(range_key).label
-    messages.success(request, f"Numbers of the last {label} recomputed just now, in {snapshot.seconds_taken:.1f} s.")
+    messages.success(
+        request,
+        _("Numbers of the last %(range)s recomputed just now, in %(seconds).1f s.")
+        % {"range": label, "seconds": snapshot.seconds_taken},
+    )
     return redirect(f"{reverse('reviewer:dashboard', args=[slug])}?range={range_key}")
 
 

@@ -49,6 +49,7 @@ from django.db import connection
 from django.db.models import Aggregate, Count, Exists, F, FloatField, Func, IntegerField, Max, Min, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, Least, TruncDate
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotator.models import MCQ, ChainPair, ItemKind, ItemStatus, QAChain, ReviewEvent
 from projects.models import Project
@@ -185,7 +186,9 @@ def progress_by_stage(*, project: Project) -> list[ProgressRow]:
     for kind, status, n in parts[0].union(*parts[1:], all=True):
         counts[kind][status] = n
     return [
-        ProgressRow(str(kind), kind.label, {s: counts[kind].get(s, 0) for s in S.values}, sum(counts[kind].values()))
+        ProgressRow(
+            str(kind), str(kind.label), {s: counts[kind].get(s, 0) for s in S.values}, sum(counts[kind].values())
+        )
         for kind, _ in KINDS
     ]
 
@@ -457,7 +460,7 @@ def judge_scores(*, project: Project, period: Period) -> JudgeScores:
         .annotate(n=Count("pk"), passing=Count("pk", filter=Q(overall__gte=threshold)))
         .order_by()
     )
-    kinds = {str(k): JudgeKind(str(k), k.label, [0] * 10, 0) for k, _ in KINDS}
+    kinds = {str(k): JudgeKind(str(k), str(k.label), [0] * 10, 0) for k, _ in KINDS}
     for r in rows:
         kind = kinds[r["item_kind"]]
         kind.bins[r["bin"]] += r["n"]
@@ -642,7 +645,14 @@ def panel_table(panel: str, data) -> Table:
         return Table(
             ["kind", "stage", "source", "n", "median_s", "p90_s"],
             [
-                [ItemKind(r.kind).label, S(r.stage).label, r.source, r.n, _round(r.median_s, 1), _round(r.p90_s, 1)]
+                [
+                    str(ItemKind(r.kind).label),
+                    str(S(r.stage).label),
+                    r.source,
+                    r.n,
+                    _round(r.median_s, 1),
+                    _round(r.p90_s, 1),
+                ]
                 for r in data
             ],
         )
@@ -794,7 +804,10 @@ def _int(params: dict, key: str, *, required: bool = True, allow_none: bool = Fa
     if not raw and not required:
         return None
     if not raw.isdecimal():
-        raise RowsRefused(f"“{key}” must be a number, not “{raw or 'nothing'}”.")
+        raise RowsRefused(
+            _("“%(key)s” must be a number, not “%(raw_or_nothing)s”.")
+            % {"key": key, "raw_or_nothing": raw or "nothing"}
+        )
     return int(raw)
 
 
@@ -803,7 +816,10 @@ def _choice(params: dict, key: str, choices, *, required: bool = True) -> str:
     if not raw and not required:
         return ""
     if raw not in choices:
-        raise RowsRefused(f"“{key}” must be one of {', '.join(map(str, choices))}, not “{raw or 'nothing'}”.")
+        raise RowsRefused(
+            _("“%(key)s” must be one of %(value)s, not “%(raw_or_nothing)s”.")
+            % {"key": key, "value": ", ".join(map(str, choices)), "raw_or_nothing": raw or "nothing"}
+        )
     return raw
 
 
@@ -814,7 +830,7 @@ def _day(params: dict) -> dt.date | None:
     try:
         return dt.date.fromisoformat(raw)
     except ValueError:
-        raise RowsRefused(f"“day” must be a date (YYYY-MM-DD), not “{raw}”.") from None
+        raise RowsRefused(_("“day” must be a date (YYYY-MM-DD), not “%(raw)s”.") % {"raw": raw}) from None
 
 
 def _page(qs, limit: int) -> tuple[list, int]:
@@ -922,9 +938,11 @@ def panel_rows(panel: str, *, project: Project, period: Period, params: dict, no
             subject = _names([author]).get(author, "(no author)") if author is not None else "(no author)"
         else:
             raw = params.get("category") or ""
-            kind, _, category = raw.partition(":")
+            kind, _sep, category = raw.partition(":")
             if kind not in kinds:
-                raise RowsRefused(f"“category” must be a kind and a category such as mcq:E2O, not “{raw}”.")
+                raise RowsRefused(
+                    _("“category” must be a kind and a category such as mcq:E2O, not “%(raw)s”.") % {"raw": raw}
+                )
             path = _CATEGORY_PATHS[ItemKind(kind)]
             qs = qs.filter(item_kind=kind).filter(**({path: category} if category else {f"{path}__isnull": True}))
             qs = qs.distinct()
@@ -952,7 +970,7 @@ def panel_rows(panel: str, *, project: Project, period: Period, params: dict, no
         kind = _choice(params, "kind", kinds)
         low = _int(params, "bin")
         if low not in range(10):
-            raise RowsRefused("“bin” must be 0 to 9 (scores 0–9, …, 90–100).")
+            raise RowsRefused(_("“bin” must be 0 to 9 (scores 0–9, …, 90–100)."))
         band = Q(overall__gte=low * 10) & (Q(overall__lt=low * 10 + 10) if low < 9 else Q())
         qs = (
             QualityScore.objects.filter(period.q(), band, project=project, item_kind=kind)
@@ -1032,4 +1050,7 @@ def panel_rows(panel: str, *, project: Project, period: Period, params: dict, no
             limit,
         )
 
-    raise RowsRefused(f"The panel {PANELS.get(panel, panel)} has no rows page; its numbers link to their own pages.")
+    raise RowsRefused(
+        _("The panel %(get)s has no rows page; its numbers link to their own pages.")
+        % {"get": PANELS.get(panel, panel)}
+    )

@@ -15,6 +15,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from annotator.models import ItemKind, ItemStatus
@@ -139,15 +140,18 @@ def item_judge_again(request, slug, kind, item_id):
     project = get_project_or_404(request.user, slug, Action.ADMINISTER)
     item = item_or_404(project, kind, item_id)
     if item.status != ItemStatus.SUBMITTED:
-        messages.error(request, f"This item is {item.get_status_display().lower()}, not waiting for the judge.")
+        messages.error(
+            request,
+            _("This item is %(status)s, not waiting for the judge.") % {"status": item.get_status_display().lower()},
+        )
     else:
         outcome = gate_on_submit(item=item, user=request.user)
         if outcome.job is not None:
-            messages.success(request, "The judge will score this item again.")
+            messages.success(request, _("The judge will score this item again."))
         elif outcome.waiting:
             messages.error(request, outcome.waiting)
         else:
-            messages.info(request, "The quality gate is off for this item: it went on to examining.")
+            messages.info(request, _("The quality gate is off for this item: it went on to examining."))
     if request.htmx:
         item.refresh_from_db()
         return render(request, "reviewer/scores.html#item_scores", item_scores_context(item, user=request.user))
@@ -158,25 +162,37 @@ def item_judge_again(request, slug, kind, item_id):
 
 
 class ScoreFilterForm(forms.Form):
-    kind = forms.ChoiceField(label="Items", required=False, choices=[("", "All kinds"), *ItemKind.choices])
-    passed = forms.ChoiceField(
-        label="Verdict", required=False, choices=[("", "Passed or not"), ("yes", "Passed"), ("no", "Below threshold")]
+    kind = forms.ChoiceField(
+        label=gettext_lazy("Items"), required=False, choices=[("", gettext_lazy("All kinds")), *ItemKind.choices]
     )
-    min = forms.IntegerField(label="Overall from", required=False, min_value=0, max_value=100)
-    max = forms.IntegerField(label="Overall up to", required=False, min_value=0, max_value=100)
-    dimension = forms.ChoiceField(label="Dimension", required=False)
-    dim_max = forms.IntegerField(label="… at most", required=False, min_value=0, max_value=100)
-    all = forms.BooleanField(label="Every version (not only the latest)", required=False)
-    order = forms.ChoiceField(
-        label="Order",
+    passed = forms.ChoiceField(
+        label=gettext_lazy("Verdict"),
         required=False,
-        choices=[("newest", "Newest first"), ("lowest", "Lowest overall first"), ("highest", "Highest first")],
+        choices=[
+            ("", gettext_lazy("Passed or not")),
+            ("yes", gettext_lazy("Passed")),
+            ("no", gettext_lazy("Below threshold")),
+        ],
+    )
+    min = forms.IntegerField(label=gettext_lazy("Overall from"), required=False, min_value=0, max_value=100)
+    max = forms.IntegerField(label=gettext_lazy("Overall up to"), required=False, min_value=0, max_value=100)
+    dimension = forms.ChoiceField(label=gettext_lazy("Dimension"), required=False)
+    dim_max = forms.IntegerField(label=gettext_lazy("… at most"), required=False, min_value=0, max_value=100)
+    all = forms.BooleanField(label=gettext_lazy("Every version (not only the latest)"), required=False)
+    order = forms.ChoiceField(
+        label=gettext_lazy("Order"),
+        required=False,
+        choices=[
+            ("newest", gettext_lazy("Newest first")),
+            ("lowest", gettext_lazy("Lowest overall first")),
+            ("highest", gettext_lazy("Highest first")),
+        ],
     )
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         names = [d for kind in ItemKind.values for d in judge_dimensions(project, kind)]
-        self.fields["dimension"].choices = [("", "Any dimension")] + [
+        self.fields["dimension"].choices = [("", _("Any dimension"))] + [
             (d, dimension_label(d)) for d in dict.fromkeys(names)
         ]
 
@@ -184,9 +200,9 @@ class ScoreFilterForm(forms.Form):
         data = super().clean()
         low, high = data.get("min"), data.get("max")
         if low is not None and high is not None and low > high:
-            self.add_error("max", f"The range is empty: {low} is above {high}.")
+            self.add_error("max", _("The range is empty: %(low)s is above %(high)s.") % {"low": low, "high": high})
         if data.get("dim_max") is not None and not data.get("dimension"):
-            self.add_error("dimension", "Choose the dimension the upper limit is for.")
+            self.add_error("dimension", _("Choose the dimension the upper limit is for."))
         return data
 
     def filters(self) -> ScoreFilters:
@@ -256,18 +272,18 @@ def gate_waiting_view(request, slug):
     counts = gate_process_waiting(project=project, user=request.user)
     parts = []
     if counts["queued"]:
-        parts.append(f"{counts['queued']} sent to the judge")
+        parts.append(_("%(n)s sent to the judge") % {"n": counts["queued"]})
     if counts["to_examining"]:
-        parts.append(f"{counts['to_examining']} passed on to examining (no gate for their kind)")
+        parts.append(_("%(n)s passed on to examining (no gate for their kind)") % {"n": counts["to_examining"]})
     if counts["already_queued"]:
-        parts.append(f"{counts['already_queued']} already with the judge")
+        parts.append(_("%(n)s already with the judge") % {"n": counts["already_queued"]})
     if counts.get("no_endpoint"):
         messages.error(
             request,
             _("%(count)d items still wait for the judge. %(reason)s")
             % {"count": counts["no_endpoint"], "reason": NoModelEndpoint().message},
         )
-    messages.success(request, "; ".join(parts).capitalize() + "." if parts else "No item was waiting.")
+    messages.success(request, "; ".join(parts).capitalize() + "." if parts else _("No item was waiting."))
     return redirect("reviewer:score_list", slug=slug)
 
 

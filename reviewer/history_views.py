@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotator.concurrency import StaleVersion
@@ -83,19 +84,21 @@ def item_revert_view(request, slug, kind, item_id):
     item = item_or_404(project, kind, item_id)
     to_version, expected = _int(request.POST.get("to_version")), _int(request.POST.get("expected_version"))
     if to_version is None:
-        messages.error(request, "Choose the version to go back to.")
+        messages.error(request, _("Choose the version to go back to."))
     else:
         try:
             result = item_revert(item=item, to_version=to_version, user=request.user, expected_version=expected)
         except StaleVersion as exc:
-            messages.error(request, f"{exc} Nothing was reverted: look at the latest version below and choose again.")
+            messages.error(
+                request, f"{exc} " + _("Nothing was reverted: look at the latest version below and choose again.")
+            )
         except (RevertRefused, PermissionDenied) as exc:
             messages.error(request, str(exc))
         else:
             messages.success(
                 request,
-                f"Version {result.version} restores the content of version {to_version}; "
-                f"the item stays {item.get_status_display().lower()}.",
+                _("Version %(version)s restores the content of version %(to)s; the item stays %(status)s.")
+                % {"version": result.version, "to": to_version, "status": item.get_status_display().lower()},
             )
             for warning in result.warnings:
                 messages.warning(request, warning)

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from annotator.models import ONE_ITEM, ItemKind, ItemRef, ItemStatus
 from llm.models import LLMCall
@@ -68,10 +69,10 @@ class ReviewQueue(models.Model):
 
 
 class AssignmentStatus(models.TextChoices):
-    ACTIVE = "active", "Active"
-    COMPLETED = "completed", "Completed"
-    RELEASED = "released", "Released"
-    EXPIRED = "expired", "Expired"
+    ACTIVE = "active", _("Active")
+    COMPLETED = "completed", _("Completed")
+    RELEASED = "released", _("Released")
+    EXPIRED = "expired", _("Expired")
 
 
 class Assignment(ItemRef):
@@ -161,9 +162,9 @@ class ExamVerdict(ItemRef):
 class DashboardRange(models.TextChoices):
     """The dashboards' preset ranges: the last N calendar days, today included."""
 
-    LAST_7 = "7d", "7 days"
-    LAST_30 = "30d", "30 days"
-    LAST_90 = "90d", "90 days"
+    LAST_7 = "7d", _("7 days")
+    LAST_30 = "30d", _("30 days")
+    LAST_90 = "90d", _("90 days")
 
     @property
     def days(self) -> int:

@@ -9,6 +9,8 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotator.models import ItemKind, ItemStatus
@@ -46,35 +48,51 @@ _MODEL_FIELDS = ("name", "stage", "item_kind", "priority", "overlap", "is_active
 class QueueForm(forms.Form):
     """A queue's settings as people type them; the services decide what is valid."""
 
-    name = forms.CharField(max_length=120)
-    stage = forms.ChoiceField(choices=STAGES, initial=ItemStatus.EXAMINING)
-    item_kind = forms.ChoiceField(label="Items", choices=ItemKind.choices, initial=ItemKind.MCQ)
+    name = forms.CharField(label=gettext_lazy("Name"), max_length=120)
+    stage = forms.ChoiceField(label=gettext_lazy("Stage"), choices=STAGES, initial=ItemStatus.EXAMINING)
+    item_kind = forms.ChoiceField(label=gettext_lazy("Items"), choices=ItemKind.choices, initial=ItemKind.MCQ)
     categories = forms.CharField(
+        label=gettext_lazy("Categories"),
         required=False,
-        help_text="MCQs only: category codes or task names, comma-separated (e.g. E2O, S2A). Empty: all.",
+        help_text=gettext_lazy("MCQs only: category codes or task names, comma-separated (e.g. E2O, S2A). Empty: all."),
     )
     duration_groups = forms.MultipleChoiceField(
-        required=False, widget=forms.CheckboxSelectMultiple, help_text="By the (first) video's duration. None: all."
+        label=gettext_lazy("Duration groups"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=gettext_lazy("By the (first) video's duration. None: all."),
     )
-    score_min = forms.IntegerField(label="Judge score from", required=False, min_value=0, max_value=100)
-    score_max = forms.IntegerField(label="Judge score up to", required=False, min_value=0, max_value=100)
+    score_min = forms.IntegerField(label=gettext_lazy("Judge score from"), required=False, min_value=0, max_value=100)
+    score_max = forms.IntegerField(label=gettext_lazy("Judge score up to"), required=False, min_value=0, max_value=100)
     video_ids = forms.CharField(
-        label="Videos",
+        label=gettext_lazy("Videos"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 2}),
-        help_text="Video names or ids, separated by commas or new lines. Empty: every video.",
+        help_text=gettext_lazy("Video names or ids, separated by commas or new lines. Empty: every video."),
     )
-    members = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
-    priority = forms.IntegerField(initial=0, help_text="Higher first when someone claims across queues.")
-    overlap = forms.IntegerField(initial=1, min_value=1, max_value=20, help_text="How many people see each item.")
+    members = forms.MultipleChoiceField(
+        label=gettext_lazy("Members"), required=False, widget=forms.CheckboxSelectMultiple
+    )
+    priority = forms.IntegerField(
+        label=gettext_lazy("Priority"),
+        initial=0,
+        help_text=gettext_lazy("Higher first when someone claims across queues."),
+    )
+    overlap = forms.IntegerField(
+        label=gettext_lazy("Overlap"),
+        initial=1,
+        min_value=1,
+        max_value=20,
+        help_text=gettext_lazy("How many people see each item."),
+    )
     lease_minutes = forms.IntegerField(
-        label="Lease (minutes)",
+        label=gettext_lazy("Lease (minutes)"),
         initial=30,
         min_value=1,
         max_value=24 * 60,
-        help_text="A lease lapses unless renewed by a heartbeat; its item then returns to the queue.",
+        help_text=gettext_lazy("A lease lapses unless renewed by a heartbeat; its item then returns to the queue."),
     )
-    is_active = forms.BooleanField(label="Active (members can claim)", required=False, initial=True)
+    is_active = forms.BooleanField(label=gettext_lazy("Active (members can claim)"), required=False, initial=True)
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
@@ -172,7 +190,7 @@ def queue_list(request, slug):
         if request.method == "POST":
             queue = _save_queue(request, form, None)
             if queue is not None:
-                messages.success(request, f"Queue {queue.name} created.")
+                messages.success(request, _("Queue %(name)s created.") % {"name": queue.name})
                 return redirect("reviewer:queue_detail", slug=slug, queue_id=queue.pk)
     elif request.method == "POST":
         raise PermissionDenied("Only project admins define queues.")
@@ -213,7 +231,7 @@ def queue_detail(request, slug, queue_id):
     form = QueueForm.for_queue(queue, request.POST if request.method == "POST" else None)
     if request.method == "POST":
         if _save_queue(request, form, queue) is not None:
-            messages.success(request, f"Queue {queue.name} saved.")
+            messages.success(request, _("Queue %(name)s saved.") % {"name": queue.name})
             return redirect("reviewer:queue_detail", slug=slug, queue_id=queue.pk)
         queue.refresh_from_db()  # show the stored settings beside the refused input
         queue.project = project
@@ -247,10 +265,16 @@ def _assignee(request, project, queue):
 def _report(request, outcome, assignee, verb: str) -> None:
     if outcome.assigned:
         n = len(outcome.assigned)
-        messages.success(request, f"{verb} {n} item{'s' if n != 1 else ''} to {assignee.get_username()}.")
+        done = (
+            ngettext("Assigned %(n)s item to %(person)s.", "Assigned %(n)s items to %(person)s.", n)
+            if verb == "Assigned"
+            else ngettext("Reassigned %(n)s item to %(person)s.", "Reassigned %(n)s items to %(person)s.", n)
+        )
+        messages.success(request, done % {"n": n, "person": assignee.get_username()})
     if outcome.refused:
         reasons = "; ".join(f"#{item_id}: {why}" if item_id else why for item_id, why in outcome.refused)
-        messages.error(request, f"Not {verb.lower()}: {reasons}")
+        refused = _("Not assigned: %(reasons)s") if verb == "Assigned" else _("Not reassigned: %(reasons)s")
+        messages.error(request, refused % {"reasons": reasons})
 
 
 @login_required
@@ -262,7 +286,7 @@ def queue_assign(request, slug, queue_id):
     ids = [int(v) for v in request.POST.getlist("item") if v.isdecimal()]
     assignee = _assignee(request, project, queue)
     if not ids or assignee is None:
-        messages.error(request, "Tick at least one item and choose who gets them.")
+        messages.error(request, _("Tick at least one item and choose who gets them."))
     else:
         try:
             outcome = queue_assign_items(queue=queue, items=ids, assignee=assignee, by=request.user)
@@ -281,7 +305,7 @@ def queue_leases(request, slug, queue_id):
     ids = [int(v) for v in request.POST.getlist("lease") if v.isdecimal()]
     leases = list(Assignment.objects.filter(pk__in=ids, queue=queue).select_related("project"))
     if not leases:
-        messages.error(request, "Tick at least one lease.")
+        messages.error(request, _("Tick at least one lease."))
     elif request.POST.get("action") == "release":
         released = 0
         for lease in leases:
@@ -289,13 +313,19 @@ def queue_leases(request, slug, queue_id):
                 assignment_release(assignment=lease, user=request.user)
                 released += 1
             except LeaseError as exc:
-                messages.error(request, f"Lease {lease.pk}: {exc}")
+                messages.error(request, _("Lease %(lease)s: %(reason)s") % {"lease": lease.pk, "reason": exc})
         if released:
-            messages.success(request, f"Released {released} lease{'s' if released != 1 else ''}; the items are free.")
+            messages.success(
+                request,
+                ngettext(
+                    "Released %(n)s lease; the items are free.", "Released %(n)s leases; the items are free.", released
+                )
+                % {"n": released},
+            )
     else:
         assignee = _assignee(request, project, queue)
         if assignee is None:
-            messages.error(request, "Choose who gets the ticked leases.")
+            messages.error(request, _("Choose who gets the ticked leases."))
         else:
             try:
                 outcome = queue_reassign(queue=queue, assignments=leases, assignee=assignee, by=request.user)
@@ -308,7 +338,7 @@ def queue_leases(request, slug, queue_id):
 
 def _claimed(request, project, assignment, where: str):
     if assignment is None:
-        messages.info(request, f"Nothing is waiting for you in {where}.")
+        messages.info(request, _("Nothing is waiting for you in %(where)s.") % {"where": where})
         return redirect("reviewer:queues", slug=project.slug)
     return redirect(item_url(assignment.item_object))
 
@@ -349,5 +379,5 @@ def lease_release(request, slug, assignment_id):
         assignment_release(assignment=lease, user=request.user)
     except LeaseError as exc:  # not the holder's: 403
         return refusal_redirect(request, exc, redirect("reviewer:queues", slug=slug))
-    messages.success(request, "Lease released; the item is back in its queue.")
+    messages.success(request, _("Lease released; the item is back in its queue."))
     return redirect("reviewer:queues", slug=slug)

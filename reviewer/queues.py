@@ -51,6 +51,7 @@ from django.db.models import Count, DateTimeField, Exists, F, Func, IntegerField
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import GreaterThanOrEqual, In, LessThan, LessThanOrEqual
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotator.models import MCQ, ChainPair, ItemKind, ItemStatus, MCQVideo, QAChain, ReviewEvent
 from projects.models import Membership, Project
@@ -261,13 +262,15 @@ def _int_list(value, label: str) -> list[int]:
     if isinstance(value, str):
         value = [part for part in value.replace(",", " ").split() if part]
     if not isinstance(value, list | tuple):
-        raise ValidationError(f"{label} must be a list.")
+        raise ValidationError(_("%(label)s must be a list.") % {"label": label})
     numbers = []
     for part in value:
         try:
             numbers.append(int(part))
         except (TypeError, ValueError):
-            raise ValidationError(f"{label}: {part!r} is not a whole number.") from None
+            raise ValidationError(
+                _("%(label)s: %(part)r is not a whole number.") % {"label": label, "part": part}
+            ) from None
     return sorted(set(numbers))
 
 
@@ -425,13 +428,15 @@ def queue_claim_check(*, queue: ReviewQueue, user) -> None:
     if queue.project.is_archived:
         raise ClaimRefused(archived_refusal(queue.project), code="project_archived")
     if not queue.is_active:
-        raise ClaimRefused(f"The queue {queue.name} is paused.")
+        raise ClaimRefused(_("The queue %(name)s is paused.") % {"name": queue.name})
     if not can(user, STAGE_ACTIONS[queue.stage], queue.project):
         raise ClaimRefused(
             f"Your role in {queue.project.name} does not include {ItemStatus(queue.stage).label.lower()}."
         )
     if not queue.members.filter(pk=user.pk).exists():
-        raise ClaimRefused(f"You are not a member of the queue {queue.name}; a project admin can add you.")
+        raise ClaimRefused(
+            _("You are not a member of the queue %(name)s; a project admin can add you.") % {"name": queue.name}
+        )
 
 
 def _lock(qs, *, skip_locked: bool):
@@ -505,7 +510,7 @@ def _claim_locked(queue: ReviewQueue, items: list, user, now) -> tuple[Assignmen
         _sweep_lapsed(queue, column, list(rounds), now)
         rows = list(this_round.values_list(*fields))
     holders: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    for item_id, assignee, status, _, leased_at in rows:
+    for item_id, assignee, status, _pk, leased_at in rows:
         if leased_at >= rounds[item_id]:
             holders[item_id].append((assignee, status))
     for item in items:
@@ -766,7 +771,10 @@ def _item_ids(items: Iterable) -> list[int]:
 def _check_assignee(queue: ReviewQueue, assignee) -> None:
     if not can(assignee, STAGE_ACTIONS[queue.stage], queue.project):
         stage = ItemStatus(queue.stage).label.lower()
-        raise AssignRefused(f"{assignee.get_username()} has no role for {stage} in {queue.project.name}.")
+        raise AssignRefused(
+            _("%(get_username)s has no role for %(stage)s in %(name)s.")
+            % {"get_username": assignee.get_username(), "stage": stage, "name": queue.project.name}
+        )
 
 
 def _assign_locked(queue, ids, *, assignee, by, now, replacing: dict[int, Assignment] | None = None) -> AssignOutcome:

@@ -25,6 +25,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
@@ -353,9 +354,9 @@ def _seconds_spent(form: VerdictForm, lease: Assignment | None) -> int | None:
 
 
 def _next_or_home(request, project) -> str:
-    item, _ = examine_next_item(project=project, user=request.user)
+    item, _why = examine_next_item(project=project, user=request.user)
     if item is None:
-        messages.info(request, "Nothing else is waiting for you to examine.")
+        messages.info(request, _("Nothing else is waiting for you to examine."))
         return reverse("reviewer:examine_home", args=[project.slug])
     return examine_url(project, _KIND_OF[type(item).__name__], item.pk)
 
@@ -420,7 +421,7 @@ def examine_reopen(request, slug, kind, item_id):
         item_reopen(item=item, by=request.user, comment=request.POST.get("comment", ""))
     except ReopenRefused as exc:
         return refusal_redirect(request, exc, back)
-    messages.success(request, "Reopened: the item is in revision now, and revisers see it in their list.")
+    messages.success(request, _("Reopened: the item is in revision now, and revisers see it in their list."))
     return back
 
 
@@ -543,9 +544,9 @@ def _start_and_open(request, project, kind: str, item):
     except RevisionRefused as exc:  # not_allowed: 403
         return refusal_redirect(request, exc, _redirect(request, reverse("reviewer:revise_list", args=[project.slug])))
     if started.already:
-        messages.info(request, "This item is already in revision: carry on in its editor.")
+        messages.info(request, _("This item is already in revision: carry on in its editor."))
     else:
-        messages.success(request, "You are revising this item: fix what was flagged, then submit it again.")
+        messages.success(request, _("You are revising this item: fix what was flagged, then submit it again."))
     return _redirect(request, item_path(kind=kind, item_id=item.pk, slug=project.slug))
 
 
@@ -562,9 +563,9 @@ def revise_start(request, slug, kind, item_id):
 def revise_next(request, slug):
     """The next flagged item from your revising queues (or, in none, the oldest flagged one), in its editor."""
     project = get_project_or_404(request.user, slug, Action.REVISE)
-    item, _ = revise_next_item(project=project, user=request.user)
+    item, _why = revise_next_item(project=project, user=request.user)
     if item is None:
-        messages.info(request, "Nothing is waiting for you to revise.")
+        messages.info(request, _("Nothing is waiting for you to revise."))
         return _redirect(request, reverse("reviewer:revise_list", args=[slug]))
     item.project = project
     kind = _KIND_OF[type(item).__name__]

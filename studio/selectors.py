@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
 from jobs.selectors import jobs_active, jobs_failed
@@ -24,13 +25,13 @@ class NextStep:
 
 # Columns of the stage table: label and the statuses it sums.
 STAGE_COLUMNS = [
-    ("Draft", [ItemStatus.DRAFT]),
-    ("Annotating", [ItemStatus.ANNOTATING]),
-    ("Submitted", [ItemStatus.SUBMITTED, ItemStatus.SCORED]),
-    ("Examining", [ItemStatus.EXAMINING]),
-    ("Flagged", [ItemStatus.FLAGGED]),
-    ("Revising", [ItemStatus.REVISING]),
-    ("Accepted", [ItemStatus.ACCEPTED]),
+    (gettext_lazy("Draft"), [ItemStatus.DRAFT]),
+    (gettext_lazy("Annotating"), [ItemStatus.ANNOTATING]),
+    (gettext_lazy("Submitted"), [ItemStatus.SUBMITTED, ItemStatus.SCORED]),
+    (gettext_lazy("Examining"), [ItemStatus.EXAMINING]),
+    (gettext_lazy("Flagged"), [ItemStatus.FLAGGED]),
+    (gettext_lazy("Revising"), [ItemStatus.REVISING]),
+    (gettext_lazy("Accepted"), [ItemStatus.ACCEPTED]),
 ]
 
 
@@ -61,7 +62,7 @@ def project_overview(*, project: Project, user) -> ProjectOverview:
     mcqs = _status_counts(MCQ, project)
     items = [
         (label, [_sum(None, counts, statuses=cols) for _, cols in STAGE_COLUMNS], sum(counts.values()))
-        for label, counts in (("QA chains", chains), ("Relations (chain pairs)", pairs), ("MCQs", mcqs))
+        for label, counts in ((_("QA chains"), chains), (_("Relations (chain pairs)"), pairs), (_("MCQs"), mcqs))
     ]
     overview = ProjectOverview(
         videos_by_status={s.label: video_counts[s.value] for s in VideoStatus} | {"Total": video_counts["total"]},
@@ -88,14 +89,14 @@ def _next_steps(*, project, user, overview: ProjectOverview, counts) -> list[Nex
     videos = reverse("videos:list", args=[project.slug])
     steps = []
     if overview.my_assignments:
-        steps.append(NextStep("Continue the items assigned to you", overview.my_assignments))
+        steps.append(NextStep(_("Continue the items assigned to you"), overview.my_assignments))
     if Role.ADMIN in roles:
         if overview.videos_by_status["Total"] == 0:
-            steps.append(NextStep("Import the first videos", 0, videos))
+            steps.append(NextStep(_("Import the first videos"), 0, videos))
         failed = overview.videos_by_status.get(VideoStatus.FAILED.label, 0)
         if failed:
             steps.append(
-                NextStep("Videos failed to process: read the reason and retry", failed, f"{videos}?status=failed")
+                NextStep(_("Videos failed to process: read the reason and retry"), failed, f"{videos}?status=failed")
             )
         if not endpoint_usable(project=project):
             steps.append(
@@ -106,27 +107,27 @@ def _next_steps(*, project, user, overview: ProjectOverview, counts) -> list[Nex
                 )
             )
         if overview.failed_jobs:
-            steps.append(NextStep("Look at failed background jobs and retry them", len(overview.failed_jobs)))
+            steps.append(NextStep(_("Look at failed background jobs and retry them"), len(overview.failed_jobs)))
         pending = overview.videos_by_curation.get(CurationStatus.PENDING.label, 0)
         if pending:
-            steps.append(NextStep("Curate videos that have no decision yet", pending, f"{videos}?curation=pending"))
+            steps.append(NextStep(_("Curate videos that have no decision yet"), pending, f"{videos}?curation=pending"))
         accepted = _sum(ItemStatus.ACCEPTED, *counts)
         if accepted:
-            steps.append(NextStep("Accepted items are ready for a release", accepted))
+            steps.append(NextStep(_("Accepted items are ready for a release"), accepted))
     if Role.ANNOTATOR in roles:
         todo = _sum(ItemStatus.DRAFT, *counts) + _sum(ItemStatus.ANNOTATING, *counts)
         if todo:
-            steps.append(NextStep("Annotate drafted items", todo, reverse("annotator:work", args=[project.slug])))
+            steps.append(NextStep(_("Annotate drafted items"), todo, reverse("annotator:work", args=[project.slug])))
     if Role.EXAMINER in roles:
         todo = _sum(ItemStatus.SCORED, *counts) + _sum(ItemStatus.EXAMINING, *counts)
         if todo:
             examine = reverse("reviewer:examine_home", args=[project.slug])
-            steps.append(NextStep("Examine submitted items", todo, examine))
+            steps.append(NextStep(_("Examine submitted items"), todo, examine))
     if Role.REVISER in roles:
         todo = _sum(ItemStatus.FLAGGED, *counts) + _sum(ItemStatus.REVISING, *counts)
         if todo:
             revise = reverse("reviewer:revise_list", args=[project.slug])
-            steps.append(NextStep("Revise flagged items", todo, revise))
+            steps.append(NextStep(_("Revise flagged items"), todo, revise))
     return steps
 
 

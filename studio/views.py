@@ -128,7 +128,7 @@ def project_settings(request, slug):
             # A check constraint across fields (e.g. min scenes above max): say so, keep the input.
             form.add_error(None, exc.messages)
         else:
-            messages.success(request, "Settings saved. They apply to the next processing, curation or draft run.")
+            messages.success(request, _("Settings saved. They apply to the next processing, curation or draft run."))
             return redirect("studio:project_settings", slug=slug)
     return render(
         request, "studio/project_settings.html", {"project": project, "form": form, "taxonomy_formsets": formsets}
@@ -244,7 +244,7 @@ def job_retry_view(request, slug, job_id):
         new_job = job_retry(job=job, user=request.user)
     except JobAlreadyRunning as exc:
         new_job = exc.job
-        messages.info(request, "That job is already running again.")
+        messages.info(request, _("That job is already running again."))
     except (ValueError, Refused) as exc:
         messages.error(request, exc.message if isinstance(exc, Refused) else str(exc))
         new_job = job

@@ -157,6 +157,15 @@ MATRIX = [
         why="browsers post Content-Security-Policy violation reports from any page, signed in or not, with no "
         "CSRF token; CSRF-exempt, size-limited, only logged (an empty body is no JSON: 400)",
     ),
+    # --- the interface's language ---
+    Case("javascript-catalog", gate=PUBLIC, why="the page modules' strings in the visitor's language; no data"),
+    post(
+        "set_language",
+        PUBLIC,
+        302,
+        form={"language": "zh-hans", "next": "/"},
+        why="anyone may choose the interface's language (the login page too); a signed-in person's choice is saved",
+    ),
     # --- studio ---
     Case("studio:project_list", gate=LOGIN_ONLY, query="all=1", why="lists the visitor's own projects"),
     Case("studio:project_home"),

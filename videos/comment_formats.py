@@ -23,6 +23,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Self, TextIO
 
+from django.utils.translation import gettext as _
+
 from projects.refusals import Refused
 from videos.subtitle_formats import parse_clock
 from videos.text_encoding import TextDecodeError, open_text_stream
@@ -129,7 +131,7 @@ class CommentReader:
         try:
             self._stream, self.encoding = open_text_stream(fileobj_or_path)
         except TextDecodeError as exc:
-            raise CommentFormatError(f"not a comments file: {exc}") from None
+            raise CommentFormatError(_("not a comments file: %(exc)s") % {"exc": exc}) from None
         try:
             self._rows = self._open(extension)
         except BaseException:
@@ -143,7 +145,7 @@ class CommentReader:
         while True:
             first = self._stream.readline(MAX_LINE_CHARS)
             if not first:
-                raise CommentFormatError("empty file: no header and no comments")
+                raise CommentFormatError(_("empty file: no header and no comments"))
             if first.strip():
                 break
             blank += 1

@@ -15,6 +15,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from jobs.models import BackgroundJob
 from jobs.services import job_create, job_progress
@@ -88,7 +89,7 @@ def video_import(
         raise ImportRefused(str(exc)) from exc
     size = source.stat().st_size
     if size == 0:
-        raise ImportRefused(f"{filename}: the file is empty (0 bytes).")
+        raise ImportRefused(_("%(filename)s: the file is empty (0 bytes).") % {"filename": filename})
     if size > settings.VIDEO_MAX_BYTES:
         raise ImportRefused(
             f"{filename}: {size / 1e9:.1f} GB is larger than the limit of {settings.VIDEO_MAX_BYTES / 1e9:.0f} GB."
@@ -100,7 +101,7 @@ def video_import(
     try:
         probed = probe_file(source)
     except ProbeError as exc:
-        raise ImportRefused(f"{filename}: {exc.reason}") from exc
+        raise ImportRefused(_("%(filename)s: %(reason)s") % {"filename": filename, "reason": exc.reason}) from exc
 
     metadata = dict(metadata or {})
     stored = store_file(source, f"projects/{project.pk}/videos/{digest[:2]}/{digest}/{_safe_filename(filename)}")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from jobs.models import BackgroundJob
 from jobs.services import job_create
@@ -83,7 +84,10 @@ def manifest_import_start(*, project: Project, upload, user=None) -> ManifestImp
     project_refuse_if_archived(project=project)
     if upload.size > MANIFEST_MAX_BYTES:
         limit_mb = MANIFEST_MAX_BYTES // 1024 // 1024
-        raise ManifestError(f"{upload.name} is larger than {limit_mb} MB; split the manifest.")
+        raise ManifestError(
+            _("%(name)s is larger than %(limit_mb)s MB; split the manifest.")
+            % {"name": upload.name, "limit_mb": limit_mb}
+        )
     rows = parse_manifest(upload.read(), upload.name)
     job = job_create(
         project=project,
@@ -96,13 +100,13 @@ def manifest_import_start(*, project: Project, upload, user=None) -> ManifestImp
 
 def parse_manifest(data: bytes, filename: str) -> list[ManifestRow]:
     try:
-        text, _ = decode_bytes(data)
+        text, _encoding = decode_bytes(data)
     except TextDecodeError as exc:
-        raise ManifestError(f"{filename}: not a text file ({exc})") from exc
+        raise ManifestError(_("%(filename)s: not a text file (%(exc)s)") % {"filename": filename, "exc": exc}) from exc
     stripped = text.lstrip()
     rows = _jsonl_rows(text, filename) if stripped.startswith("{") else _csv_rows(text, filename)
     if not rows:
-        raise ManifestError(f"{filename}: no rows found.")
+        raise ManifestError(_("%(filename)s: no rows found.") % {"filename": filename})
     return rows
 
 
@@ -112,13 +116,19 @@ def _location(record: dict, line: int, filename: str) -> tuple[str, dict]:
         value = lowered.pop(key, None)
         if value not in (None, ""):
             return str(value).strip(), lowered
-    raise ManifestError(f"{filename} line {line}: no path or url (columns: {', '.join(LOCATION_KEYS)}).")
+    raise ManifestError(
+        _("%(filename)s line %(line)s: no path or url (columns: %(value)s).")
+        % {"filename": filename, "line": line, "value": ", ".join(LOCATION_KEYS)}
+    )
 
 
 def _csv_rows(text: str, filename: str) -> list[ManifestRow]:
     reader = csv.DictReader(io.StringIO(text))
     if not reader.fieldnames or not any(str(f).strip().lower() in LOCATION_KEYS for f in reader.fieldnames):
-        raise ManifestError(f"{filename}: the header needs a path or url column (one of {', '.join(LOCATION_KEYS)}).")
+        raise ManifestError(
+            _("%(filename)s: the header needs a path or url column (one of %(value)s).")
+            % {"filename": filename, "value": ", ".join(LOCATION_KEYS)}
+        )
     rows = []
     for line, record in enumerate(reader, start=2):
         if not any((v or "").strip() for v in record.values() if isinstance(v, str)):
@@ -136,9 +146,14 @@ def _jsonl_rows(text: str, filename: str) -> list[ManifestRow]:
         try:
             record = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise ManifestError(f"{filename} line {line}: not JSON ({exc.msg}).") from exc
+            raise ManifestError(
+                _("%(filename)s line %(line)s: not JSON (%(msg)s).")
+                % {"filename": filename, "line": line, "msg": exc.msg}
+            ) from exc
         if not isinstance(record, dict):
-            raise ManifestError(f"{filename} line {line}: each line must be a JSON object.")
+            raise ManifestError(
+                _("%(filename)s line %(line)s: each line must be a JSON object.") % {"filename": filename, "line": line}
+            )
         location, metadata = _location(record, line, filename)
         rows.append(ManifestRow(line, location, metadata))
     return rows
@@ -147,7 +162,7 @@ def _jsonl_rows(text: str, filename: str) -> list[ManifestRow]:
 def folder_rows(folder: Path) -> list[ManifestRow]:
     folder = Path(folder)
     if not folder.is_dir():
-        raise ManifestError(f"{folder} is not a folder.")
+        raise ManifestError(_("%(folder)s is not a folder.") % {"folder": folder})
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES)
     return [ManifestRow(i, str(p), {}) for i, p in enumerate(files, start=1)]
 
@@ -166,7 +181,8 @@ def _download(url: str, dest: Path) -> None:
             dest,
             max_bytes=settings.VIDEO_MAX_BYTES,
             timeout=DOWNLOAD_TIMEOUT_S,
-            too_large=lambda u: f"{u}: larger than the limit of {settings.VIDEO_MAX_BYTES / 1e9:.0f} GB.",
+            too_large=lambda u: _("%(url)s: larger than the limit of %(gb).0f GB.")
+            % {"url": u, "gb": settings.VIDEO_MAX_BYTES / 1e9},
         )
     except FetchError as exc:
         raise ImportRefused(str(exc)) from exc
@@ -210,14 +226,19 @@ def _import_row(*, project, row: ManifestRow, user, base_dir, check_roots) -> Ro
             if not path.is_absolute() and base_dir is not None:
                 path = base_dir / path
             if check_roots and not _allowed_local(path):
-                raise ImportRefused(f"{path}: not inside a folder the server allows imports from (VIDEO_IMPORT_ROOTS).")
+                raise ImportRefused(
+                    _("%(path)s: not inside a folder the server allows imports from (VIDEO_IMPORT_ROOTS).")
+                    % {"path": path}
+                )
             if not path.is_file():
-                raise ImportRefused(f"{path}: no such file.")
+                raise ImportRefused(_("%(path)s: no such file.") % {"path": path})
             video = video_import(
                 project=project, source=path, filename=path.name, user=user, name=name, metadata=metadata
             )
         else:
-            raise ImportRefused(f"{row.location}: only local paths and http(s) URLs can be imported.")
+            raise ImportRefused(
+                _("%(location)s: only local paths and http(s) URLs can be imported.") % {"location": row.location}
+            )
     except ImportRefused as exc:
         return RowOutcome(row.line, row.location, False, str(exc))
     except OSError as exc:  # unreadable files; a URL's low-level error would say which port answered

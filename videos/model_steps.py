@@ -7,6 +7,8 @@ the step's result; each runs as a job (the browser and the API start them here, 
 from typing import NamedTuple
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from jobs.models import BackgroundJob
 from jobs.services import JobAlreadyRunning, job_create, job_start_check_register
@@ -27,8 +29,8 @@ class ModelStep(NamedTuple):
 
 # step → its task and what the job list calls it.
 MODEL_STEPS = {
-    "transcribe": ModelStep(TRANSCRIBE_TASK, "Transcribing speech"),
-    "complexity": ModelStep(COMPLEXITY_TASK, "Scoring complexity"),
+    "transcribe": ModelStep(TRANSCRIBE_TASK, gettext_lazy("Transcribing speech")),
+    "complexity": ModelStep(COMPLEXITY_TASK, gettext_lazy("Scoring complexity")),
 }
 
 
@@ -51,7 +53,7 @@ def video_step_start(*, video: Video, step: str, user=None, params: dict | None 
     """
     task = MODEL_STEPS[step].task
     if step == "transcribe" and not video.has_audio:
-        raise NoAudioTrack(f"{video.name} has no audio track to transcribe.")
+        raise NoAudioTrack(_("%(name)s has no audio track to transcribe.") % {"name": video.name})
     endpoint_require(project=video.project)
     return job_create(project=video.project, kind=task, target=video, user=user, params=params)
 

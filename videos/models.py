@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from projects.models import Project
 
@@ -14,23 +15,23 @@ def derived_upload_to(instance: "Video", filename: str) -> str:
 
 
 class VideoStatus(models.TextChoices):
-    UPLOADED = "uploaded", "Uploaded"
-    PROCESSING = "processing", "Processing"
-    READY = "ready", "Ready"
-    FAILED = "failed", "Failed"
+    UPLOADED = "uploaded", _("Uploaded")
+    PROCESSING = "processing", _("Processing")
+    READY = "ready", _("Ready")
+    FAILED = "failed", _("Failed")
 
 
 class CurationStatus(models.TextChoices):
-    PENDING = "pending", "Not yet curated"
-    KEPT = "kept", "Kept"
-    REJECTED = "rejected", "Rejected"
+    PENDING = "pending", _("Not yet curated")
+    KEPT = "kept", _("Kept")
+    REJECTED = "rejected", _("Rejected")
 
 
 class Split(models.TextChoices):
-    UNASSIGNED = "", "Unassigned"
-    TRAIN = "train", "Train"
-    EVAL = "eval", "Eval"
-    TEST = "test", "Test"
+    UNASSIGNED = "", _("Unassigned")
+    TRAIN = "train", _("Train")
+    EVAL = "eval", _("Eval")
+    TEST = "test", _("Test")
 
 
 class Video(models.Model):
@@ -150,11 +151,11 @@ class Clip(models.Model):
 
 
 class CueSource(models.TextChoices):
-    SRT = "srt", "SRT"
-    VTT = "vtt", "WebVTT"
-    LVB_JSON = "lvb_json", "LongVideoBench JSON"
-    ASR = "asr", "Speech recognition"
-    MANUAL = "manual", "Manual"
+    SRT = "srt", _("SRT")
+    VTT = "vtt", _("WebVTT")
+    LVB_JSON = "lvb_json", _("LongVideoBench JSON")
+    ASR = "asr", _("Speech recognition")
+    MANUAL = "manual", _("Manual")
 
 
 class SubtitleCue(models.Model):

@@ -32,6 +32,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from django.utils.translation import gettext as _
+
 from projects.refusals import Refused
 from videos.text_encoding import TextDecodeError, decode_bytes
 
@@ -393,7 +395,10 @@ def _parse_lvb_json(text: str, video_duration_s: float | None) -> tuple[list[Cue
             shape = shape or element_shape
             (cues if isinstance(checked, Cue) else problems).append(checked)
     except json.JSONDecodeError as exc:
-        raise SubtitleFormatError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise SubtitleFormatError(
+            _("not valid JSON: %(msg)s at line %(lineno)s column %(colno)s")
+            % {"msg": exc.msg, "lineno": exc.lineno, "colno": exc.colno}
+        ) from None
     return cues, problems, shape or LVB_START_END
 
 
@@ -424,14 +429,14 @@ def parse_subtitles(data: bytes, filename: str | None = None, *, video_duration_
     """
     extension = os.path.splitext(filename or "")[1].lower()
     if not data:
-        raise SubtitleFormatError("empty file: no subtitle cues")
+        raise SubtitleFormatError(_("empty file: no subtitle cues"))
     try:
         text, encoding = decode_bytes(data)
     except TextDecodeError as exc:
-        raise SubtitleFormatError(f"not a subtitle file: {exc}") from None
+        raise SubtitleFormatError(_("not a subtitle file: %(exc)s") % {"exc": exc}) from None
     text = text.lstrip("\ufeff")
     if not text.strip():
-        raise SubtitleFormatError("empty file: no subtitle cues")
+        raise SubtitleFormatError(_("empty file: no subtitle cues"))
 
     kind = _sniff_format(text, extension)
     if kind == "json":

@@ -4,6 +4,8 @@ The flag sits on the video with its reason, note and who set it; the reasons are
 (`project.taxonomy("unusable_reasons")`). Clearing it is an admin's decision (the view checks).
 """
 
+from django.utils.translation import gettext as _
+
 from projects.refusals import Refused
 
 from .models import Video
@@ -39,12 +41,15 @@ def video_flag_unusable(*, video: Video, reason: str, note: str = "", user) -> V
     if reason not in codes:
         names = ", ".join(f"{r['code']} ({r['name']})" for r in reasons)
         if not reason:
-            raise UnusableRefused(f"Choose why the video is unusable: one of {names}.")
+            raise UnusableRefused(_("Choose why the video is unusable: one of %(names)s.") % {"names": names})
         raise UnusableRefused(f'"{reason}" is not a reason this project knows; choose one of {names}.')
     if reason in NOTE_REQUIRED_FOR and not note:
-        raise UnusableRefused("Say in the note what makes the video unusable.")
+        raise UnusableRefused(_("Say in the note what makes the video unusable."))
     if len(note) > NOTE_MAX_CHARS:
-        raise UnusableRefused(f"Keep the note under {NOTE_MAX_CHARS} characters (it has {len(note)}).")
+        raise UnusableRefused(
+            _("Keep the note under %(note_max_chars)s characters (it has %(len)s).")
+            % {"note_max_chars": NOTE_MAX_CHARS, "len": len(note)}
+        )
     video.unusable_reason, video.unusable_note, video.unusable_by = reason, note, user
     video.save(update_fields=_FIELDS)
     return video

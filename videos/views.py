@@ -10,6 +10,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from jobs.selectors import job_latest_for, jobs_latest_for
@@ -143,9 +144,9 @@ def video_reprocess(request, slug, video_id):
     project, video = _video_for(request, slug, video_id, Action.ADMINISTER)
     try:
         video_process_start(video=video, user=request.user)
-        messages.success(request, f"Processing {video.name} again.")
+        messages.success(request, _("Processing %(video)s again.") % {"video": video.name})
     except JobAlreadyRunning:
-        messages.info(request, f"{video.name} is already being processed.")
+        messages.info(request, _("%(video)s is already being processed.") % {"video": video.name})
     return _back(request, slug, video)
 
 
@@ -158,11 +159,11 @@ def video_run_step(request, slug, video_id, step):
     label = MODEL_STEPS[step].label
     try:
         video_step_start(video=video, step=step, user=request.user)
-        messages.success(request, f"{label} for {video.name}.")
+        messages.success(request, _("%(step)s for %(video)s.") % {"step": label, "video": video.name})
     except (NoAudioTrack, NoModelEndpoint) as exc:
         messages.error(request, exc.message)
     except JobAlreadyRunning:
-        messages.info(request, f"{label} for {video.name} is already under way.")
+        messages.info(request, _("%(step)s for %(video)s is already under way.") % {"step": label, "video": video.name})
     return _back(request, slug, video)
 
 
@@ -182,7 +183,13 @@ def videos_run_step(request, slug, step):
         messages.error(request, exc.message)
         return redirect("videos:list", slug=slug)
     messages.success(
-        request, f"{label}: {started} jobs started" + (f", {skipped} already under way." if skipped else ".")
+        request,
+        (
+            _("%(step)s: %(started)s jobs started, %(skipped)s already under way.")
+            if skipped
+            else _("%(step)s: %(started)s jobs started.")
+        )
+        % {"step": label, "started": started, "skipped": skipped},
     )
     return redirect("videos:list", slug=slug)
 
@@ -197,8 +204,12 @@ def video_curation(request, slug, video_id):
     except ValueError as exc:
         messages.error(request, str(exc))
     else:
-        verb = {"kept": "kept", "rejected": "rejected", "pending": "returned to the rules"}.get(status, status)
-        messages.success(request, f"{video.name} {verb}.")
+        done = {
+            "kept": _("%(video)s kept."),
+            "rejected": _("%(video)s rejected."),
+            "pending": _("%(video)s returned to the rules."),
+        }.get(status, "%(video)s " + status + ".")
+        messages.success(request, done % {"video": video.name})
     return _back(request, slug, video)
 
 
@@ -211,10 +222,12 @@ def video_subtitles_upload(request, slug, video_id):
     project, video = _video_for(request, slug, video_id, Action.ADMINISTER)
     upload = request.FILES.get("file")
     if upload is None:
-        messages.error(request, "Choose a subtitle file first.")
+        messages.error(request, _("Choose a subtitle file first."))
     elif upload.size > SUBTITLE_MAX_BYTES:
         messages.error(
-            request, f"{upload.name} is larger than {SUBTITLE_MAX_BYTES // 1024 // 1024} MB; is it really subtitles?"
+            request,
+            _("%(file)s is larger than %(mb)s MB; is it really subtitles?")
+            % {"file": upload.name, "mb": SUBTITLE_MAX_BYTES // 1024 // 1024},
         )
     else:
         try:
@@ -225,11 +238,21 @@ def video_subtitles_upload(request, slug, video_id):
             details = "; ".join(str(p) for p in exc.problems[:5])
             messages.error(request, f"{upload.name}: {exc}" + (f" ({details})" if details else ""))
         else:
-            text = f"{upload.name}: {result.count} cues imported ({result.format}, {result.encoding})."
+            text = _("%(file)s: %(count)s cues imported (%(format)s, %(encoding)s).") % {
+                "file": upload.name,
+                "count": result.count,
+                "format": result.format,
+                "encoding": result.encoding,
+            }
             if result.problems:
                 shown = "; ".join(str(p) for p in result.problems[:10])
-                more = f" and {len(result.problems) - 10} more" if len(result.problems) > 10 else ""
-                messages.warning(request, f"{text} Skipped {len(result.problems)} malformed cues: {shown}{more}.")
+                more = _(" and %(n)s more") % {"n": len(result.problems) - 10} if len(result.problems) > 10 else ""
+                skipped = _("Skipped %(n)s malformed cues: %(shown)s%(more)s.") % {
+                    "n": len(result.problems),
+                    "shown": shown,
+                    "more": more,
+                }
+                messages.warning(request, f"{text} {skipped}")
             else:
                 messages.success(request, text)
     return _back(request, slug, video)
@@ -245,7 +268,7 @@ def video_comments_upload(request, slug, video_id):
     project, video = _video_for(request, slug, video_id, Action.ADMINISTER)
     upload = request.FILES.get("file")
     if upload is None:
-        messages.error(request, "Choose a comments file first.")
+        messages.error(request, _("Choose a comments file first."))
         return _back(request, slug, video)
     try:
         job = comments_import_start(video=video, upload=upload, user=request.user)
@@ -253,9 +276,11 @@ def video_comments_upload(request, slug, video_id):
         messages.error(request, f"{upload.name}: {exc}")
         return _back(request, slug, video)
     except JobAlreadyRunning:
-        messages.info(request, "Comments for this video are already being imported.")
+        messages.info(request, _("Comments for this video are already being imported."))
         return _back(request, slug, video)
-    messages.success(request, f"Importing comments from {upload.name} (job {job.pk}).")
+    messages.success(
+        request, _("Importing comments from %(file)s (job %(job)s).") % {"file": upload.name, "job": job.pk}
+    )
     return _back(request, slug, video)
 
 
@@ -266,7 +291,7 @@ def external_scores_upload(request, slug):
     project = get_project_or_404(request.user, slug, Action.ADMINISTER)
     upload = request.FILES.get("file")
     if upload is None:
-        messages.error(request, "Choose a CSV file of scores first.")
+        messages.error(request, _("Choose a CSV file of scores first."))
         return redirect("videos:list", slug=slug)
     try:
         rows = list(score_rows(upload.read()))
@@ -274,8 +299,11 @@ def external_scores_upload(request, slug):
         messages.error(request, f"{upload.name}: {exc}")
         return redirect("videos:list", slug=slug)
     outcome = external_scores_import(project=project, rows=rows)
-    text = f"{outcome['imported']} scores imported for {outcome['videos']} videos."
+    text = _("%(imported)s scores imported for %(videos)s videos.") % {
+        "imported": outcome["imported"],
+        "videos": outcome["videos"],
+    }
     if outcome["unknown_videos"]:
-        text += f" Unknown videos skipped: {', '.join(outcome['unknown_videos'][:10])}."
+        text += " " + _("Unknown videos skipped: %(names)s.") % {"names": ", ".join(outcome["unknown_videos"][:10])}
     messages.success(request, text)
     return redirect("videos:list", slug=slug)

@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext_lazy
+
 from llm.models import LLMCall
 from llm.prompts import prompt_template_for_call
 from projects.models import Project, ProjectKind
@@ -53,12 +55,14 @@ class DraftStep:
 DRAFT_STEPS: dict[str, DraftStep] = {
     s.code: s
     for s in (
-        DraftStep("chains", "QA chains, one per clip", "qa_chain"),
-        DraftStep("relations", "Relation candidates between adjacent chains", "relations"),
-        DraftStep("descriptions", "Multi-agent descriptions (agent roles × models)", "description"),
-        DraftStep("seeds", "Seed questions per task", "seed_questions", uses_videos=False, uses_tasks=True),
-        DraftStep("mcqs", "Candidate MCQs per video and task (from kept seeds)", "mcq", uses_tasks=True),
-        DraftStep("options", "Answers and distractors for MCQs without options", "distractors"),
+        DraftStep("chains", gettext_lazy("QA chains, one per clip"), "qa_chain"),
+        DraftStep("relations", gettext_lazy("Relation candidates between adjacent chains"), "relations"),
+        DraftStep("descriptions", gettext_lazy("Multi-agent descriptions (agent roles × models)"), "description"),
+        DraftStep(
+            "seeds", gettext_lazy("Seed questions per task"), "seed_questions", uses_videos=False, uses_tasks=True
+        ),
+        DraftStep("mcqs", gettext_lazy("Candidate MCQs per video and task (from kept seeds)"), "mcq", uses_tasks=True),
+        DraftStep("options", gettext_lazy("Answers and distractors for MCQs without options"), "distractors"),
     )
 }
 STEP_BY_KIND = {s.kind: s for s in DRAFT_STEPS.values()}

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
 
 from jobs.models import BackgroundJob
 from jobs.services import job_create, job_progress, job_start_check_register
@@ -137,24 +138,29 @@ def draft_run_start(
     """
     project_refuse_if_archived(project=project)
     if step not in DRAFT_STEPS:
-        raise ValidationError(f"Unknown draft step “{step}”.")
+        raise ValidationError(_("Unknown draft step “%(step)s”.") % {"step": step})
     info = DRAFT_STEPS[step]
     if video is not None:
         if video.project_id != project.pk:
-            raise ValidationError("That video is not in this project.")
+            raise ValidationError(_("That video is not in this project."))
         video_ids = [video.pk]
     if video_ids is not None:
         video_ids = sorted({int(v) for v in video_ids})
         if info.uses_videos and not video_ids:
-            raise ValidationError("The selection holds no video: choose at least one, or run over the whole project.")
+            raise ValidationError(
+                _("The selection holds no video: choose at least one, or run over the whole project.")
+            )
     known = {t["task"] for t in draft_tasks(project=project)}
     if tasks:
         unknown = [t for t in tasks if t not in known]
         if unknown:
-            raise ValidationError(f"Not a task of this project: {', '.join(unknown)}.")
+            raise ValidationError(_("Not a task of this project: %(value)s.") % {"value": ", ".join(unknown)})
     for name, value, low, high in (("count", count, 1, 20), ("distractors", distractors, 3, 4)):
         if value is not None and not low <= int(value) <= high:
-            raise ValidationError(f"{name.capitalize()} must be between {low} and {high}.")
+            raise ValidationError(
+                _("%(name)s must be between %(low)s and %(high)s.")
+                % {"name": name.capitalize(), "low": low, "high": high}
+            )
     params = {"step": step}
     if info.uses_videos and video_ids is not None:
         params["video_ids"] = video_ids

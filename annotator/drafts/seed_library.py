@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from projects.models import Project
 
@@ -14,12 +15,12 @@ from .base import draft_tasks, norm
 def _seed_text_clean(*, project: Project, task: str, text: str, exclude_id: int | None = None) -> str:
     text = " ".join(str(text or "").split())
     if not text:
-        raise ValidationError("A seed question needs some text.")
+        raise ValidationError(_("A seed question needs some text."))
     if len(text) > 2000:
-        raise ValidationError("A seed question is at most 2,000 characters.")
+        raise ValidationError(_("A seed question is at most 2,000 characters."))
     clash = SeedQuestion.objects.filter(project=project, task=task).exclude(pk=exclude_id)
     if any(norm(t) == norm(text) for t in clash.values_list("text", flat=True)):
-        raise ValidationError(f"The library of {task} already holds this question.")
+        raise ValidationError(_("The library of %(task)s already holds this question.") % {"task": task})
     return text
 
 
@@ -28,7 +29,7 @@ def seed_create(*, project: Project, task: str, text: str, user=None) -> SeedQue
     if task not in {t["task"] for t in draft_tasks(project=project)} | set(
         SeedQuestion.objects.filter(project=project).values_list("task", flat=True)
     ):
-        raise ValidationError(f"“{task}” is not a task of this project.")
+        raise ValidationError(_("“%(task)s” is not a task of this project.") % {"task": task})
     text = _seed_text_clean(project=project, task=task, text=text)
     try:
         with transaction.atomic():
@@ -41,7 +42,7 @@ def seed_create(*, project: Project, task: str, text: str, user=None) -> SeedQue
                 created_by=user if user is not None and user.is_authenticated else None,
             )
     except IntegrityError as exc:
-        raise ValidationError(f"The library of {task} already holds this question.") from exc
+        raise ValidationError(_("The library of %(task)s already holds this question.") % {"task": task}) from exc
 
 
 def seed_update(*, seed: SeedQuestion, status: str | None = None, text: str | None = None) -> SeedQuestion:
@@ -49,7 +50,7 @@ def seed_update(*, seed: SeedQuestion, status: str | None = None, text: str | No
     fields = []
     if status is not None:
         if status not in SeedStatus.values:
-            raise ValidationError(f"Unknown seed status “{status}”.")
+            raise ValidationError(_("Unknown seed status “%(status)s”.") % {"status": status})
         seed.status = status
         fields.append("status")
     if text is not None:
@@ -60,5 +61,7 @@ def seed_update(*, seed: SeedQuestion, status: str | None = None, text: str | No
             with transaction.atomic():
                 seed.save(update_fields=fields)
         except IntegrityError as exc:
-            raise ValidationError(f"The library of {seed.task} already holds this question.") from exc
+            raise ValidationError(
+                _("The library of %(task)s already holds this question.") % {"task": seed.task}
+            ) from exc
     return seed

@@ -72,6 +72,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's LocaleMiddleware (after sessions, before common), keeping the API in English.
+    "studio.locale.InterfaceLocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "config.request_errors.RequestLimitsMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -163,6 +165,10 @@ LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+# The interface speaks these; a person's choice (saved per user, applied at login) wins over the
+# browser's Accept-Language, which wins over LANGUAGE_CODE. The REST API stays English.
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 
 # --- Static and media -----------------------------------------------------------------------
 STATIC_URL = "/static/"

@@ -69,9 +69,9 @@
       headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrfToken() },
       body: JSON.stringify(body),
     }).then(
-      (r) => r.json().catch(() => ({ error: "The server answered " + r.status + " without details." }))
+      (r) => r.json().catch(() => ({ error: gettext("The server answered ") + r.status + gettext(" without details.") }))
         .then((data) => ({ status: r.status, body: data })),
-      () => ({ status: 0, body: { error: "The server cannot be reached." } }),
+      () => ({ status: 0, body: { error: gettext("The server cannot be reached.") } }),
     );
   }
 
@@ -94,7 +94,7 @@
       statusEl.dataset.state = state;
       statusEl.textContent = text;
     }
-    function showSaved() { show("saved", "Saved · v" + version); }
+    function showSaved() { show("saved", gettext("Saved · v") + version); }
 
     function storeLocal() {
       if (!key) return;
@@ -124,20 +124,20 @@
       }
       if (result.status === 409 && body.conflict) {
         conflict = true;
-        show("conflict", "Conflict: someone else saved version " + ((body.theirs && body.theirs.version) || "?") + ". Nothing of yours is lost.");
+        show("conflict", gettext("Conflict: someone else saved version ") + ((body.theirs && body.theirs.version) || "?") + ". Nothing of yours is lost.");
         if (options.onConflict) options.onConflict(body, mine);
         return false;
       }
       if (result.status === 422) {
-        show("invalid", "Not saved: " + (body.error || "the content was refused."));
+        show("invalid", gettext("Not saved: ") + (body.error || gettext("the content was refused.")));
         if (options.onInvalid) options.onInvalid(body);
         return false;
       }
       if (result.status === 0) {
-        show("offline", "Not saved: the server cannot be reached. Your text is kept in this tab.");
+        show("offline", gettext("Not saved: the server cannot be reached. Your text is kept in this tab."));
         return false;
       }
-      show("refused", body.error || "Refused (" + result.status + ").");
+      show("refused", body.error || gettext("Refused (") + result.status + ").");
       if (options.onRefused) options.onRefused(body, result.status);
       return false;
     }
@@ -152,12 +152,12 @@
       if (generation === savedGeneration) return Promise.resolve(true);
       const ready = options.ready ? options.ready() : true;
       if (ready !== true) {
-        show("waiting", "Not saved yet: " + ready);
+        show("waiting", gettext("Not saved yet: ") + ready);
         return Promise.resolve(false);
       }
       const sending = generation;
       const payload = options.collect("save");
-      show("saving", "Saving…");
+      show("saving", gettext("Saving…"));
       inflight = postJSON(urlOf(), Object.assign({}, payload, { version: version })).then((result) => {
         inflight = null;
         const ok = handle(result, payload, null);
@@ -166,14 +166,14 @@
           if (generation === savedGeneration) {
             if (options.unsent && options.unsent()) {
               storeLocal();
-              show("partial", "Saved · v" + version + " · unfinished text kept in this tab");
+              show("partial", gettext("Saved · v") + version + gettext(" · unfinished text kept in this tab"));
             } else {
               discardLocal();
               showSaved();
             }
           } else {
             storeLocal(); // newer text waits for the next save, on the new version
-            show("dirty", "Unsaved changes…");
+            show("dirty", gettext("Unsaved changes…"));
           }
         }
         return ok;
@@ -191,7 +191,7 @@
         generation += 1;
         storeLocal();
         if (conflict) return;
-        show("dirty", "Unsaved changes…");
+        show("dirty", gettext("Unsaved changes…"));
         if (timer) clearTimeout(timer);
         timer = setTimeout(save, delay);
       },
@@ -199,7 +199,7 @@
       send(url, body) {
         return save().then((ok) => {
           if (!ok && (conflict || generation !== savedGeneration)) return null;
-          show("saving", "Working…");
+          show("saving", gettext("Working…"));
           return postJSON(url, Object.assign({}, body || {}, { version: version })).then((result) => {
             const ok2 = handle(result, null, url);
             if (ok2 && generation === savedGeneration) showSaved();

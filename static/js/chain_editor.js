@@ -48,19 +48,19 @@
       const n = pair.links || 0;
       li.dataset.links = String(n);
       links.hidden = n === 0;
-      links.textContent = n === 1 ? "1 link" : n + " links";
+      links.textContent = interpolate(ngettext("%s link", "%s links", n), [n]);
       const hint = li.querySelector(".turn-hint");
       const names = pair.hints || [];
       hint.hidden = names.length === 0;
       hint.textContent = names.length
-        ? "Name repeated from an earlier turn: " + names.map((n2) => "“" + n2 + "”").join(", ") +
+        ? gettext("Name repeated from an earlier turn: ") + names.map((n2) => "“" + n2 + "”").join(", ") +
           ". Use a pronoun (she, he, they, it) so the chain reads as one dialogue."
         : "";
     }
     function renumber() {
       rows().forEach((li, i) => {
         li.querySelector(".turn-number").textContent = String(i + 1);
-        li.setAttribute("aria-label", "Turn " + (i + 1));
+        li.setAttribute("aria-label", gettext("Turn ") + (i + 1));
       });
       const empty = document.getElementById("turns-empty");
       if (empty) empty.hidden = rows().length > 0;
@@ -199,8 +199,10 @@
       const li = currentRow();
       if (!li || !state.editable) return;
       const links = Number(li.dataset.links || 0);
-      if (links && !window.confirm("Turn " + (current + 1) + " has " + links + " link" + (links > 1 ? "s" : "") +
-        " to other chains; deleting it removes them too (Ctrl+Z brings both back). Delete it?")) return;
+      if (links && !window.confirm(interpolate(ngettext(
+          "Turn %(turn)s has %(links)s link to other chains; deleting it removes it too (Ctrl+Z brings both back). Delete it?",
+          "Turn %(turn)s has %(links)s links to other chains; deleting it removes them too (Ctrl+Z brings both back). Delete it?",
+          links), { turn: current + 1, links: links }, true))) return;
       // Save what was typed first, so the deletion is one step that Ctrl+Z can take back alone.
       doc.flush().then(() => {
         const number = current + 1;
@@ -208,7 +210,7 @@
         renumber();
         edited();
         doc.flush().then((ok) => {
-          if (ok) say("Turn " + number + " deleted. Ctrl+Z brings it back.", "info");
+          if (ok) say(gettext("Turn ") + number + gettext(" deleted. Ctrl+Z brings it back."), "info");
         });
         focusTurn(Math.min(number - 1, rows().length - 1));
       });
@@ -238,8 +240,8 @@
       doc.send(config.urls.undo, {}).then((body) => {
         if (!body) return;
         render(body);
-        say("Undone: the turns are back as they were in version " + body.restoredVersion +
-          " (saved as version " + body.version + ").", "info");
+        say(gettext("Undone: the turns are back as they were in version ") + body.restoredVersion +
+          gettext(" (saved as version ") + body.version + ").", "info");
         doc.showSaved();
       });
     }
@@ -247,21 +249,21 @@
       if (!state.editable) return;
       const open = rows().findIndex((li) => unfinished(li) && started(li));
       if (open >= 0) {
-        say("Turn " + (open + 1) + " needs both a question and an answer before the chain can be submitted.", "error");
+        say(gettext("Turn ") + (open + 1) + gettext(" needs both a question and an answer before the chain can be submitted."), "error");
         focusTurn(open);
         return;
       }
       doc.send(config.urls.submit, {}).then((body) => {
         if (!body) return;
         render(body, false);
-        say((body.message || "Submitted.") + " Opening the next item…", "info");
+        say((body.message || gettext("Submitted.")) + gettext(" Opening the next item…"), "info");
         window.location.assign(body.next || config.urls.next);
       });
     }
     function nextItem() {
       doc.flush().then((ok) => {
         if (!ok && doc.dirty) {
-          say("This chain has unsaved changes (see above); they stay in this tab. Press n again to leave anyway.", "error");
+          say(gettext("This chain has unsaved changes (see above); they stay in this tab. Press n again to leave anyway."), "error");
           leaveAnyway = true;
           return;
         }
@@ -376,21 +378,21 @@
           else { auto[f] = m[f]; clash = true; }
         });
         const mineChanged = !b || !same(m, b), theirsChanged = !b || !same(t, b);
-        const note = clash ? "You both changed this turn: yours is kept, check theirs."
-          : mineChanged && theirsChanged ? "You both changed this turn: merged." : mineChanged ? "Only you changed this turn." : "Only they changed this turn.";
+        const note = clash ? gettext("You both changed this turn: yours is kept, check theirs.")
+          : mineChanged && theirsChanged ? gettext("You both changed this turn: merged.") : mineChanged ? gettext("Only you changed this turn.") : gettext("Only they changed this turn.");
         return { auto: auto, note: note, clash: clash };
       }
       if (m) {
-        if (m.id == null) return { auto: m, note: "You added this turn.", clash: false };
-        if (b && same(m, b)) return { auto: null, note: "They deleted this turn.", clash: false };
-        return { auto: m, note: "They deleted this turn, you changed it: yours is kept.", clash: true };
+        if (m.id == null) return { auto: m, note: gettext("You added this turn."), clash: false };
+        if (b && same(m, b)) return { auto: null, note: gettext("They deleted this turn."), clash: false };
+        return { auto: m, note: gettext("They deleted this turn, you changed it: yours is kept."), clash: true };
       }
-      if (b && same(t, b)) return { auto: null, note: "You deleted this turn.", clash: false };
-      if (b) return { auto: t, note: "You deleted this turn, they changed it: theirs is kept.", clash: true };
-      return { auto: t, note: "They added this turn.", clash: false };
+      if (b && same(t, b)) return { auto: null, note: gettext("You deleted this turn."), clash: false };
+      if (b) return { auto: t, note: gettext("You deleted this turn, they changed it: theirs is kept."), clash: true };
+      return { auto: t, note: gettext("They added this turn."), clash: false };
     }
     function skillOptions(select) {
-      select.replaceChildren(new Option("Skill…", ""), ...skills.map((code, i) => new Option((i + 1) + " · " + code, code)));
+      select.replaceChildren(new Option(gettext("Skill…"), ""), ...skills.map((code, i) => new Option((i + 1) + " · " + code, code)));
     }
     function choose(row, side) {
       const src = side === "theirs" ? row.theirs : side === "mine" ? row.mine : row.merged.auto;
@@ -429,7 +431,7 @@
         const t = row.theirs;
         tr.querySelector(".conflict-tq").textContent = t ? t.question : "";
         tr.querySelector(".conflict-ta").textContent = t ? t.answer : "";
-        tr.querySelector(".conflict-tskill").textContent = t ? (t.skill ? "Skill " + t.skill : "No skill") : "Not in their version.";
+        tr.querySelector(".conflict-tskill").textContent = t ? (t.skill ? interpolate(gettext("Skill %s"), [t.skill]) : gettext("No skill")) : gettext("Not in their version.");
         tr.querySelector(".conflict-note").textContent = row.merged.note;
         tr.classList.toggle("differs", !same(row.mine, t));
         tr.classList.toggle("clash", row.merged.clash);
@@ -438,8 +440,8 @@
         return tr;
       }));
       document.getElementById("conflict-summary").textContent = clashes
-        ? clashes + " turn" + (clashes > 1 ? "s were" : " was") + " changed on both sides (marked): check them before saving."
-        : "Every difference merged without a clash: check and save.";
+        ? interpolate(ngettext("%s turn was changed on both sides (marked): check it before saving.", "%s turns were changed on both sides (marked): check them before saving.", clashes), [clashes])
+        : gettext("Every difference merged without a clash: check and save.");
       if (!dialog.open) dialog.showModal();
       const first = conflictRows.querySelector("tr.clash [data-choose]") || dialog.querySelector("[data-conflict=save]");
       first.focus();
@@ -469,7 +471,7 @@
         merge = null;
         dialog.close();
         doc.resolve(theirs.version).then((ok) => {
-          if (ok) say("Merged and saved as version " + doc.version + ".", "info");
+          if (ok) say(gettext("Merged and saved as version ") + doc.version + ".", "info");
         });
       } else if (what === "later") {
         dialog.close();
@@ -478,7 +480,7 @@
     dialog.addEventListener("cancel", (event) => { event.preventDefault(); dialog.close(); });
     dialog.addEventListener("close", () => {
       if (merge) {
-        say("The conflict is not resolved: your text is kept in this tab and nothing is saved until you merge.", "error");
+        say(gettext("The conflict is not resolved: your text is kept in this tab and nothing is saved until you merge."), "error");
         showReopen(true);
       } else showReopen(false);
     });
@@ -496,19 +498,19 @@
       } else if (local.version === state.version) {
         // Typed here but never saved (a reload or crash came first): put it back and save it.
         render(Object.assign({}, state, { pairs: localPairs.map((p) => Object.assign({ links: 0, hints: [] }, p)) }), false);
-        say("Your unsaved changes from before the reload are back and being saved.", "info");
+        say(gettext("Your unsaved changes from before the reload are back and being saved."), "info");
         doc.changed();
       } else {
         openConflict({
-          error: "This tab holds changes you made to version " + local.version + " that were never saved; the chain is now at version " + state.version + ".",
+          error: gettext("This tab holds changes you made to version ") + local.version + gettext(" that were never saved; the chain is now at version ") + state.version + ".",
           theirs: state,
           base: { pairs: local.payload.base || [] },
         }, local.payload);
       }
     } else if (local) {
-      say("This tab holds unsaved changes, but the chain can no longer be edited here (" + state.statusLabel.toLowerCase() + ").", "error");
+      say(gettext("This tab holds unsaved changes, but the chain can no longer be edited here (") + state.statusLabel.toLowerCase() + ").", "error");
     }
-    if (!state.editable) doc.show("readonly", "Read only");
+    if (!state.editable) doc.show("readonly", gettext("Read only"));
     if (rows().length) focusTurn(0);
 
     // --- the player: the clip plays in a loop --------------------------------------------------------

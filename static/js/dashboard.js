@@ -42,12 +42,12 @@
     panels().forEach((panel, i) => {
       if (i < 9) {
         const title = panel.querySelector("h2").textContent.replace(/^\s*\d\s*/, "").trim();
-        VidQA.shortcuts.register(String(i + 1), "Jump to " + title, () => jump(i + 1));
+        VidQA.shortcuts.register(String(i + 1), interpolate(gettext("Jump to %s"), [title]), () => jump(i + 1));
       }
       panel.addEventListener("focusin", () => { current = panel; });
     });
-    VidQA.shortcuts.register("d", "Download the CSV of the panel you are in", download);
-    VidQA.shortcuts.register("D", "Download the CSV of the panel you are in", download);
+    VidQA.shortcuts.register("d", gettext("Download the CSV of the panel you are in"), download);
+    VidQA.shortcuts.register("D", gettext("Download the CSV of the panel you are in"), download);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);

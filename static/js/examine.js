@@ -97,9 +97,8 @@
   function summarise() {
     const failing = checks().filter((box) => !box.checked);
     checks().forEach((box) => box.closest("li").classList.toggle("failing", !box.checked));
-    if (!failing.length) say("Every check holds: p passes.", "");
-    else say(failing.length + " check" + (failing.length > 1 ? "s fail" : " fails") + ": f flags with " +
-      (failing.length > 1 ? "them" : "it") + " as the reason" + (failing.length > 1 ? "s." : "."), "warn");
+    if (!failing.length) say(gettext("Every check holds: p passes."), "");
+    else say(interpolate(ngettext("%s check fails: f flags with it as the reason.", "%s checks fail: f flags with them as the reasons.", failing.length), [failing.length]), "warn");
   }
 
   function toggleCheck(n) {
@@ -131,12 +130,12 @@
       const failing = checks().filter((box) => !box.checked);
       let problem = "";
       if (decision === "pass" && failing.length) {
-        problem = "A pass leaves no check unticked: tick them again (1–9), or flag with f.";
+        problem = gettext("A pass leaves no check unticked: tick them again (1–9), or flag with f.");
       } else if (decision === "flag" && !failing.length) {
-        problem = "A flag needs a reason: untick the check(s) the item fails (1–9), then press f.";
+        problem = gettext("A flag needs a reason: untick the check(s) the item fails (1–9), then press f.");
       } else if (decision === "flag" && comment && !comment.value.trim() &&
                  failing.some((box) => box.value === config.other)) {
-        problem = "You unticked “nothing else is wrong”: say what in the comment (c).";
+        problem = gettext("You unticked “nothing else is wrong”: say what in the comment (c).");
         comment.focus();
       }
       if (problem) {
@@ -154,7 +153,7 @@
         hidden.value = decision;
         form.appendChild(hidden);
       }
-      say(decision === "pass" ? "Passing…" : "Flagging…", "");
+      say(decision === "pass" ? gettext("Passing…") : gettext("Flagging…"), "");
     });
     summarise();
   }
@@ -181,9 +180,9 @@
     }));
     const keys = VidQA.shortcuts;
     if (keys) {
-      keys.register("j", "Next item in the list", () => focus(current + 1));
-      keys.register("k", "Previous item in the list", () => focus(current - 1));
-      keys.register("Enter", "Open the current item (a flagged one is taken into revision)", () => {
+      keys.register("j", gettext("Next item in the list"), () => focus(current + 1));
+      keys.register("k", gettext("Previous item in the list"), () => focus(current - 1));
+      keys.register("Enter", gettext("Open the current item (a flagged one is taken into revision)"), () => {
         if (current < 0) focus(0);
         open();
       });

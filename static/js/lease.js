@@ -23,7 +23,7 @@
   const MAX_S = 300;
   const LAPSED = new Set(["lease_expired", "lease_not_active", "not_active"]);
   const LAPSED_TEXT =
-    "Your lease lapsed; your edits are still saved, but someone else may take this item — claim it again from the queue.";
+    gettext("Your lease lapsed; your edits are still saved, but someone else may take this item — claim it again from the queue.");
 
   function csrfToken() {
     if (VidQA.autosave && VidQA.autosave.csrfToken) return VidQA.autosave.csrfToken();
@@ -64,13 +64,13 @@
         if (el.dataset.queueUrl) {
           const link = document.createElement("a");
           link.href = el.dataset.queueUrl;
-          link.textContent = "Open the queue";
+          link.textContent = gettext("Open the queue");
           el.append(" ", link);
         }
       }
     }
     function held(expires) {
-      show("held", "Held for you until " + clock(expires) + ".");
+      show("held", gettext("Held for you until ") + clock(expires) + ".");
     }
     function stop() {
       stopped = true;
@@ -91,7 +91,7 @@
           if (r.ok) {
             const expires = body.lease_expires_at ? new Date(body.lease_expires_at) : null;
             if (expires && !isNaN(expires)) held(expires);
-            else show("held", "Held for you.");
+            else show("held", gettext("Held for you."));
             return;
           }
           const code = body && body.error && body.error.code;
@@ -100,11 +100,11 @@
             show("lapsed", LAPSED_TEXT);
             return;
           }
-          show("offline", "Could not renew your lease (" + r.status + "); trying again shortly. Your edits are saved.");
+          show("offline", gettext("Could not renew your lease (") + r.status + gettext("); trying again shortly. Your edits are saved."));
         }),
         () => {
           inflight = false;
-          if (!stopped) show("offline", "Could not reach the server to renew your lease; trying again shortly. Your edits are kept.");
+          if (!stopped) show("offline", gettext("Could not reach the server to renew your lease; trying again shortly. Your edits are kept."));
         },
       );
     }

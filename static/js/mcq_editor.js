@@ -161,33 +161,33 @@
     function blockers(d, rules) {
       const found = [];
       const options = d.options.map((o) => o.trim());
-      if (!d.question.trim()) found.push(finding("question_empty", "Write the question."));
+      if (!d.question.trim()) found.push(finding("question_empty", gettext("Write the question.")));
       if (options.length < rules.min_options) {
-        found.push(finding("too_few_options", "Give at least " + rules.min_options + " options; there " +
-          (options.length === 1 ? "is" : "are") + " " + options.length + "."));
+        found.push(finding("too_few_options", interpolate(ngettext("Give at least %(min)s options; there is %(n)s.", "Give at least %(min)s options; there are %(n)s.", options.length), { min: rules.min_options, n: options.length }, true)));
       }
       if (options.length > rules.max_options) {
-        found.push(finding("too_many_options", "Give at most " + rules.max_options + " options; there are " + options.length + "."));
+        found.push(finding("too_many_options", gettext("Give at most ") + rules.max_options + gettext(" options; there are ") + options.length + "."));
       }
       const empty = [];
       options.forEach((o, i) => { if (!o) empty.push(i); });
       if (empty.length) {
         const several = empty.length > 1;
-        found.push(finding("empty_option", "Option" + (several ? "s" : "") + " " + empty.map(n).join(", ") + " " +
-          (several ? "are" : "is") + " empty: fill in or remove.", empty));
+        found.push(finding("empty_option", interpolate(ngettext("Option %s is empty: fill in or remove.", "Options %s are empty: fill in or remove.", empty.length), [empty.map(n).join(", ")]), empty));
       }
-      if (d.correct_index == null) found.push(finding("no_correct", "Choose the correct option."));
+      if (d.correct_index == null) found.push(finding("no_correct", gettext("Choose the correct option.")));
       else if (!(d.correct_index >= 0 && d.correct_index < options.length)) {
-        found.push(finding("correct_out_of_range", "The correct option (" + n(d.correct_index) + ") is not one of the options."));
+        found.push(finding("correct_out_of_range", gettext("The correct option (") + n(d.correct_index) + gettext(") is not one of the options.")));
       }
-      if (rules.category_required && !d.category) found.push(finding("no_category", "Choose a category."));
+      if (rules.category_required && !d.category) found.push(finding("no_category", gettext("Choose a category.")));
       if (rules.label_options) {
         const candidates = d.videos.filter((v) => v.role === "candidate");
-        if (!d.videos.some((v) => v.role === "reference")) found.push(finding("no_reference", "Add the reference video."));
-        if (!candidates.length) found.push(finding("no_candidates", "Add at least one candidate video."));
+        if (!d.videos.some((v) => v.role === "reference")) found.push(finding("no_reference", gettext("Add the reference video.")));
+        if (!candidates.length) found.push(finding("no_candidates", gettext("Add at least one candidate video.")));
         else if (options.length !== candidates.length) {
-          found.push(finding("options_not_candidates", "Give one option label per candidate video: " + candidates.length +
-            " candidate" + (candidates.length !== 1 ? "s" : "") + ", " + options.length + " option" + (options.length !== 1 ? "s" : "") + "."));
+          found.push(finding("options_not_candidates", interpolate(gettext("Give one option label per candidate video: %(candidates)s, %(options)s."), {
+            candidates: interpolate(ngettext("%s candidate", "%s candidates", candidates.length), [candidates.length]),
+            options: interpolate(ngettext("%s option", "%s options", options.length), [options.length]),
+          }, true)));
         }
       }
       return found;
@@ -202,14 +202,14 @@
           const b = norms[j];
           if (!a || !b) continue;
           if (a === b) {
-            found.push(finding("duplicate_options", "Options " + n(i) + " and " + n(j) + " are the same once case and punctuation are ignored.", [i, j]));
+            found.push(finding("duplicate_options", gettext("Options ") + n(i) + gettext(" and ") + n(j) + gettext(" are the same once case and punctuation are ignored."), [i, j]));
             continue;
           }
           if (numbers(a).join(" ") !== numbers(b).join(" ")) continue;
           const ratio = similarity(a, b);
           if (ratio >= cfg.nearDuplicateRatio) {
-            found.push(finding("near_duplicate_options", "Options " + n(i) + " and " + n(j) + " are nearly the same (" +
-              Math.floor(ratio * 100) + "% alike).", [i, j]));
+            found.push(finding("near_duplicate_options", gettext("Options ") + n(i) + gettext(" and ") + n(j) + gettext(" are nearly the same (") +
+              Math.floor(ratio * 100) + gettext("% alike)."), [i, j]));
           }
         }
       }
@@ -230,9 +230,9 @@
       const length = cpLength(correct[1]);
       const longest = Math.max(...distractors.map(cpLength));
       if (length >= cfg.longestRatio * longest && length - longest >= cfg.longestMinExtraChars) {
-        return [finding("correct_longest", "The correct option is the longest by far (" + length +
-          " characters, the longest distractor " + longest + "): test takers guess the longest. " +
-          "Lengthen a distractor or shorten the answer.", [correct[0]])];
+        return [finding("correct_longest", gettext("The correct option is the longest by far (") + length +
+          gettext(" characters, the longest distractor ") + longest + gettext("): test takers guess the longest. ") +
+          gettext("Lengthen a distractor or shorten the answer."), [correct[0]])];
       }
       return [];
     }
@@ -245,8 +245,7 @@
       d.options.forEach((o, k) => { if (k !== correct[0]) contentWords(o).forEach((w) => distractorWords.add(w)); });
       const leaked = contentWords(correct[1]).filter((w) => !distractorWords.has(w) && containsWord(question, w));
       if (!leaked.length) return [];
-      return [finding("answer_leaked", "The question gives the answer away: " + leaked.map((w) => '"' + w + '"').join(", ") +
-        " appear" + (leaked.length === 1 ? "s" : "") + " in the question and the correct option but in no distractor.", [correct[0]])];
+      return [finding("answer_leaked", interpolate(ngettext("The question gives the answer away: %s appears in the question and the correct option but in no distractor.", "The question gives the answer away: %s appear in the question and the correct option but in no distractor.", leaked.length), [leaked.map((w) => '"' + w + '"').join(", ")]), [correct[0]])];
     }
 
     function referring(d, rules) {
@@ -254,29 +253,29 @@
       const end = d.referring_end;
       if (start == null && end == null) {
         if (rules.referring_query && d.question.trim()) {
-          return [finding("referring_missing", "Mark the referring query in the question (select it, then press r).")];
+          return [finding("referring_missing", gettext("Mark the referring query in the question (select it, then press r)."))];
         }
         return [];
       }
       if (start == null || end == null || !(start >= 0 && start < end && end <= cpLength(d.question))) {
-        return [finding("referring_outside", "The referring query is not inside the question: mark it again.")];
+        return [finding("referring_outside", gettext("The referring query is not inside the question: mark it again."))];
       }
       if (!d.question.slice(cpToUnit(d.question, start), cpToUnit(d.question, end)).trim()) {
-        return [finding("referring_outside", "The referring query is empty: mark words of the question.")];
+        return [finding("referring_outside", gettext("The referring query is empty: mark words of the question."))];
       }
       return [];
     }
 
     function moments(d, rules) {
       const found = [];
-      if (rules.moments && !d.moments.length) found.push(finding("no_moment", "Stamp the referred moment(s) from the player (press s)."));
+      if (rules.moments && !d.moments.length) found.push(finding("no_moment", gettext("Stamp the referred moment(s) from the player (press s).")));
       const videos = new Map(d.videos.map((v) => [v.video_id, v]));
       d.moments.forEach((m, k) => {
         const video = videos.get(m.video_id);
         if (!video) {
-          found.push(finding("moment_foreign_video", "Moment " + n(k) + " is on a video this question does not use.", [], [k]));
+          found.push(finding("moment_foreign_video", gettext("Moment ") + n(k) + gettext(" is on a video this question does not use."), [], [k]));
         } else if (m.time_s < 0 || (video.duration_s != null && m.time_s > video.duration_s)) {
-          found.push(finding("moment_outside_video", "Moment " + n(k) + " at " + clockLabel(m.time_s) + " is outside video " +
+          found.push(finding("moment_outside_video", gettext("Moment ") + n(k) + gettext(" at ") + clockLabel(m.time_s) + gettext(" is outside video ") +
             video.name + " (0 – " + clockLabel(video.duration_s || 0) + ").", [], [k]));
         }
       });
@@ -288,7 +287,7 @@
       if (!rules.label_options) found = found.concat(correctLongest(d), answerLeaked(d));
       found = found.concat(referring(d, rules), moments(d, rules));
       d.videos.forEach((v) => {
-        if (v.unusable) found.push(finding("video_unusable", "Video " + v.name + " is flagged unusable (" + v.unusable + ")."));
+        if (v.unusable) found.push(finding("video_unusable", gettext("Video ") + v.name + gettext(" is flagged unusable (") + v.unusable + ")."));
       });
       return found;
     }
@@ -432,7 +431,7 @@
     function renderWo() {
       if (!woEdited) state.question_wo_referring_query = questionWithoutSpan(state.question, state.referring_start, state.referring_end);
       if (el.wo.value !== state.question_wo_referring_query) el.wo.value = state.question_wo_referring_query;
-      el.woMode.textContent = woEdited ? "(edited by hand)" : "(derived from the question)";
+      el.woMode.textContent = woEdited ? gettext("(edited by hand)") : gettext("(derived from the question)");
       el.woDerive.hidden = !woEdited;
     }
     // An edit replaced old[p, oldEnd) by new[p, newEnd): move the span with the text around it.
@@ -452,7 +451,7 @@
         if (oldEnd <= a) { a += delta; b += delta; }
         else if (p >= b) { /* after the span: unchanged */ }
         else if (p >= a && oldEnd <= b) { b += delta; }
-        else { a = null; say("The edit crossed the referring query's edge: mark it again.", "error"); }
+        else { a = null; say(gettext("The edit crossed the referring query's edge: mark it again."), "error"); }
         if (a != null && b <= a) a = null;
         if (a == null) setSpanUnits(null); else setSpanUnits(a, b);
       }
@@ -481,14 +480,14 @@
     function markReferring() {
       if (!editable) return;
       const found = selectionInQuestion();
-      if (!found) { say("Select words of the question first (in the box or in the highlighted text), then press r.", "error"); return; }
+      if (!found) { say(gettext("Select words of the question first (in the box or in the highlighted text), then press r."), "error"); return; }
       let [a, b] = found;
       const q = state.question;
       while (a < b && /\s/u.test(q[a])) a++;
       while (b > a && /\s/u.test(q[b - 1])) b--;
-      if (a === b) { say("The selection holds no words.", "error"); return; }
+      if (a === b) { say(gettext("The selection holds no words."), "error"); return; }
       setSpanUnits(a, b);
-      say("Referring query: “" + q.slice(a, b) + "”.", "ok");
+      say(gettext("Referring query: “") + q.slice(a, b) + "”.", "ok");
       renderPreview();
       renderWo();
       changed();
@@ -505,7 +504,7 @@
         radio.value = i;
         radio.checked = state.correct_index === i;
         radio.disabled = !editable;
-        radio.setAttribute("aria-label", "Option " + (i + 1) + " is the correct one");
+        radio.setAttribute("aria-label", gettext("Option ") + (i + 1) + gettext(" is the correct one"));
         radio.addEventListener("change", () => setCorrect(i));
         const key = document.createElement("span");
         key.className = "option-key";
@@ -516,14 +515,14 @@
         input.value = text;
         input.readOnly = !editable;
         input.maxLength = 1000;
-        input.setAttribute("aria-label", "Option " + (i + 1));
-        input.placeholder = rules.label_options ? "label, e.g. " + (i + 1) : (i === 0 ? "the correct answer or a distractor" : "");
+        input.setAttribute("aria-label", gettext("Option ") + (i + 1));
+        input.placeholder = rules.label_options ? gettext("label, e.g. ") + (i + 1) : (i === 0 ? gettext("the correct answer or a distractor") : "");
         input.addEventListener("input", () => { state.options[i] = input.value; changed(); });
         const remove = document.createElement("button");
         remove.type = "button";
         remove.className = "option-remove";
         remove.textContent = "×";
-        remove.title = "Remove option " + (i + 1);
+        remove.title = gettext("Remove option ") + (i + 1);
         remove.disabled = !editable;
         remove.addEventListener("click", () => removeOption(i));
         li.append(radio, key, input, remove);
@@ -564,7 +563,7 @@
       // A category the taxonomy has since dropped stays visible (and is kept) until changed.
       const option = document.createElement("option");
       option.value = state.category;
-      option.textContent = state.category + " (no longer in the project's list)";
+      option.textContent = state.category + gettext(" (no longer in the project's list)");
       el.category.append(option);
     }
     function renderCategory() {
@@ -586,18 +585,18 @@
     function videoOf(id) { return state.videos.find((v) => v.video_id === id); }
     function addMoment(videoId, time, frame) {
       if (!editable) return;
-      if (!videoOf(videoId)) { say("That video is not part of this question.", "error"); return; }
+      if (!videoOf(videoId)) { say(gettext("That video is not part of this question."), "error"); return; }
       const t = Math.round(time * 1000) / 1000;
       const fps = videoOf(videoId).fps;
       const f = frame != null ? frame : (fps ? roundHalfEven(t * fps) : 0);
       if (state.moments.some((m) => m.video_id === videoId && m.frame_index === f)) {
-        say("Frame " + f + " is already stamped.", "error");
+        say(gettext("Frame ") + f + gettext(" is already stamped."), "error");
         return;
       }
       state.moments.push({ video_id: videoId, time_s: t, frame_index: f });
       const order = (id) => state.videos.findIndex((v) => v.video_id === id);
       state.moments.sort((a, b) => order(a.video_id) - order(b.video_id) || a.time_s - b.time_s);
-      say("Moment stamped at " + clockLabel(t) + " · frame " + f + ".", "ok");
+      say(gettext("Moment stamped at ") + clockLabel(t) + gettext(" · frame ") + f + ".", "ok");
       renderMoments();
       changed();
     }
@@ -612,8 +611,8 @@
         const go = document.createElement("button");
         go.type = "button";
         go.className = "link moment-seek";
-        go.textContent = clockLabel(m.time_s) + " · frame " + m.frame_index;
-        go.title = m.video_id === current ? "Seek the player here" : "Open this video";
+        go.textContent = clockLabel(m.time_s) + gettext(" · frame ") + m.frame_index;
+        go.title = m.video_id === current ? gettext("Seek the player here") : gettext("Open this video");
         go.addEventListener("click", () => {
           if (m.video_id === current && player()) player().seek(m.time_s);
           else leaveTo(config.urls.editor + "?video=" + m.video_id);
@@ -630,7 +629,7 @@
         drop.className = "link moment-remove";
         drop.textContent = "×";
         drop.disabled = !editable;
-        drop.setAttribute("aria-label", "Remove the moment at " + clockLabel(m.time_s));
+        drop.setAttribute("aria-label", gettext("Remove the moment at ") + clockLabel(m.time_s));
         drop.addEventListener("click", () => { state.moments.splice(k, 1); renderMoments(); changed(); });
         li.append(drop);
         return li;
@@ -640,7 +639,7 @@
     function stamp() {
       const p = player();
       if (!editable) return;
-      if (!p) { say("The player is not ready.", "error"); return; }
+      if (!p) { say(gettext("The player is not ready."), "error"); return; }
       p.mark(); // the player lists the mark and sends vidqa:mark, which adds the moment
     }
 
@@ -655,14 +654,14 @@
         role.className = "video-role";
         role.textContent = v.role === "candidate" ? "candidate " + state.videos.slice(0, i + 1).filter((x) => x.role === "candidate").length : v.role;
         const name = document.createElement("span");
-        name.textContent = v.name + (v.unusable ? " (unusable)" : "");
+        name.textContent = v.name + (v.unusable ? gettext(" (unusable)") : "");
         li.append(role, name);
         if (editable) {
-          const up = button("↑", "Move up", () => moveVideo(i, -1));
+          const up = button("↑", gettext("Move up"), () => moveVideo(i, -1));
           up.disabled = i === 0;
-          const down = button("↓", "Move down", () => moveVideo(i, 1));
+          const down = button("↓", gettext("Move down"), () => moveVideo(i, 1));
           down.disabled = i === state.videos.length - 1;
-          li.append(up, down, button("×", "Remove " + v.name, () => removeVideo(i)));
+          li.append(up, down, button("×", gettext("Remove ") + v.name, () => removeVideo(i)));
         }
         return li;
       }));
@@ -691,7 +690,7 @@
       const j = i + step;
       if (j < 0 || j >= state.videos.length) return;
       if (state.videos[i].role === "reference" || state.videos[j].role === "reference") {
-        say("The reference video stays first.", "error");
+        say(gettext("The reference video stays first."), "error");
         return;
       }
       [state.videos[i], state.videos[j]] = [state.videos[j], state.videos[i]];
@@ -700,9 +699,9 @@
     }
     function removeVideo(i) {
       const v = state.videos[i];
-      if (state.videos.length === 1) { say("A question needs at least one video.", "error"); return; }
-      if (v.video_id === config.currentVideoId) { say("Switch the player to another video before removing this one.", "error"); return; }
-      if (state.moments.some((m) => m.video_id === v.video_id)) { say("Remove the moments stamped on " + v.name + " first.", "error"); return; }
+      if (state.videos.length === 1) { say(gettext("A question needs at least one video."), "error"); return; }
+      if (v.video_id === config.currentVideoId) { say(gettext("Switch the player to another video before removing this one."), "error"); return; }
+      if (state.moments.some((m) => m.video_id === v.video_id)) { say(gettext("Remove the moments stamped on ") + v.name + gettext(" first."), "error"); return; }
       state.videos.splice(i, 1);
       relabel();
       renderVideos();
@@ -710,8 +709,8 @@
     }
     function addVideo() {
       const id = parseInt(el.addVideo.value, 10);
-      if (!id) { say("Choose a video to add.", "error"); return; }
-      if (videoOf(id)) { say("That video is already part of this question.", "error"); return; }
+      if (!id) { say(gettext("Choose a video to add."), "error"); return; }
+      if (videoOf(id)) { say(gettext("That video is already part of this question."), "error"); return; }
       const role = el.addRole.value;
       const name = el.addVideo.selectedOptions[0].textContent;
       const entry = { video_id: id, name: name, role: role, duration_s: null, fps: null, unusable: "" };
@@ -738,7 +737,7 @@
         a.dataset.videoSwitch = v.video_id;
         if (v.video_id === config.currentVideoId) { a.className = "current"; a.setAttribute("aria-current", "true"); }
         const small = document.createElement("small");
-        small.textContent = v.role === "candidate" ? "Candidate " + i : v.role[0].toUpperCase() + v.role.slice(1);
+        small.textContent = v.role === "candidate" ? gettext("Candidate ") + i : v.role[0].toUpperCase() + v.role.slice(1);
         a.append(small, " " + v.name);
         return a;
       }));
@@ -800,7 +799,7 @@
       say(errors.map((e) => e.message).join(" ") || body.error, "error");
     }
     function onRefused(body, status) {
-      say(body.error || "Refused (" + status + ").", "error");
+      say(body.error || gettext("Refused (") + status + ").", "error");
       if (status === 403 || (status === 409 && body.conflict === false)) setEditable(false);
     }
     function setStatus(status, label) {
@@ -822,11 +821,11 @@
       const local = checks.blockers(draft(), rules);
       if (local.length) {
         renderFindings();
-        say("Not ready to submit: " + local.map((f) => f.message).join(" "), "error");
+        say(gettext("Not ready to submit: ") + local.map((f) => f.message).join(" "), "error");
         return;
       }
       submitting = true;
-      say("Submitting…");
+      say(gettext("Submitting…"));
       doc.send(config.urls.submit, {}).then((body) => {
         submitting = false;
         if (!body) {
@@ -836,8 +835,8 @@
         }
         setStatus(body.status, body.status_label);
         setEditable(false);
-        doc.show("saved", "Submitted · v" + body.version);
-        say((body.message || "Submitted.") + " Press n for the next item.", "ok");
+        doc.show("saved", gettext("Submitted · v") + body.version);
+        say((body.message || gettext("Submitted.")) + gettext(" Press n for the next item."), "ok");
       });
     }
 
@@ -849,7 +848,7 @@
         replaceState(body);
         renderFindings({ warnings: body.warnings, blockers: body.blockers });
         doc.showSaved();
-        say("Undone: back to the content of version " + body.restoredVersion + " (saved as version " + body.version + ").", "ok");
+        say(gettext("Undone: back to the content of version ") + body.restoredVersion + gettext(" (saved as version ") + body.version + ").", "ok");
       });
     }
     function replaceState(s) {
@@ -868,13 +867,13 @@
     }
 
     const FIELDS = [
-      ["question", "Question", (s) => s.question],
-      ["referring", "Referring query", (s) => spanText(s)],
-      ["wo", "Without the referring query", (s) => s.question_wo_referring_query || "(derived)"],
-      ["options", "Options", (s) => (s.options || []).map((o, i) => (i === s.correct_index ? "✓ " : "") + (i + 1) + ". " + o).join("\n")],
-      ["category", "Category", (s) => s.category || "—"],
-      ["moments", "Moments", (s) => (s.moments || []).map((m) => clockLabel(m.time_s)).join(", ") || "—"],
-      ["videos", "Videos", (s) => (s.videos || []).map((v) => v.role + " " + v.video_id).join(", ")],
+      ["question", gettext("Question"), (s) => s.question],
+      ["referring", gettext("Referring query"), (s) => spanText(s)],
+      ["wo", gettext("Without the referring query"), (s) => s.question_wo_referring_query || gettext("(derived)")],
+      ["options", gettext("Options"), (s) => (s.options || []).map((o, i) => (i === s.correct_index ? "✓ " : "") + (i + 1) + ". " + o).join("\n")],
+      ["category", gettext("Category"), (s) => s.category || "—"],
+      ["moments", gettext("Moments"), (s) => (s.moments || []).map((m) => clockLabel(m.time_s)).join(", ") || "—"],
+      ["videos", gettext("Videos"), (s) => (s.videos || []).map((v) => v.role + " " + v.video_id).join(", ")],
     ];
     function spanText(s) {
       if (s.referring_start == null || s.referring_end == null) return "—";
@@ -930,7 +929,7 @@
       head.textContent = message;
       const table = document.createElement("table");
       const thead = table.createTHead().insertRow();
-      ["", "Yours (not saved yet)", "Theirs (version " + theirs.version + (theirs.savedBy ? ", " + theirs.savedBy : "") + ")", ""].forEach((t) => {
+      ["", gettext("Yours (not saved yet)"), gettext("Theirs (version ") + theirs.version + (theirs.savedBy ? ", " + theirs.savedBy : "") + ")", ""].forEach((t) => {
         const th = document.createElement("th");
         th.textContent = t;
         thead.append(th);
@@ -953,7 +952,7 @@
         });
         const act = row.insertCell();
         if (a !== b) {
-          const take = button("use theirs", "Use their " + label.toLowerCase(), () => { takeField(name, theirs); row.className = "same"; act.replaceChildren("taken"); });
+          const take = button(gettext("use theirs"), interpolate(gettext("Use their %s"), [label.toLowerCase()]), () => { takeField(name, theirs); row.className = "same"; act.replaceChildren(gettext("taken")); });
           take.className = "conflict-take";
           act.append(take);
         }
@@ -962,19 +961,19 @@
       keep.type = "button";
       keep.className = "primary";
       keep.id = "mcq-conflict-save";
-      keep.textContent = "Save this merge (yours, with what you took) as the next version";
+      keep.textContent = gettext("Save this merge (yours, with what you took) as the next version");
       keep.addEventListener("click", () => {
         box.hidden = true;
-        doc.resolve(theirs.version).then((ok) => { if (ok) say("Merged and saved.", "ok"); });
+        doc.resolve(theirs.version).then((ok) => { if (ok) say(gettext("Merged and saved."), "ok"); });
       });
       const drop = document.createElement("button");
       drop.type = "button";
       drop.id = "mcq-conflict-theirs";
-      drop.textContent = "Take all of theirs";
+      drop.textContent = gettext("Take all of theirs");
       drop.addEventListener("click", () => {
         FIELDS.forEach(([name]) => takeField(name, theirs));
         box.hidden = true;
-        doc.resolve(theirs.version).then((ok) => { if (ok) say("Their version is loaded.", "ok"); });
+        doc.resolve(theirs.version).then((ok) => { if (ok) say(gettext("Their version is loaded."), "ok"); });
       });
       box.replaceChildren(head, table, keep, " ", drop);
       box.hidden = false;
@@ -1040,12 +1039,12 @@
     });
     if (VidQA.shortcuts) {
       const keys = VidQA.shortcuts;
-      keys.register("r", "Mark the selected words as the referring query", markReferring);
-      keys.register("s", "Stamp the current moment (time and frame)", stamp);
-      for (let i = 1; i <= 5; i++) keys.register(String(i), "Option " + i + " is the correct one", () => setCorrect(i - 1));
-      keys.register("Ctrl+Enter", "Submit the MCQ", submit);
-      keys.register("Ctrl+z", "Undo: back to the previous saved version (in a text box: undo typing)", undo);
-      keys.register("Alt+r", "Mark the referring query while typing in the question", markReferring);
+      keys.register("r", gettext("Mark the selected words as the referring query"), markReferring);
+      keys.register("s", gettext("Stamp the current moment (time and frame)"), stamp);
+      for (let i = 1; i <= 5; i++) keys.register(String(i), gettext("Option ") + i + gettext(" is the correct one"), () => setCorrect(i - 1));
+      keys.register("Ctrl+Enter", gettext("Submit the MCQ"), submit);
+      keys.register("Ctrl+z", gettext("Undo: back to the previous saved version (in a text box: undo typing)"), undo);
+      keys.register("Alt+r", gettext("Mark the referring query while typing in the question"), markReferring);
     }
 
     render();
@@ -1060,14 +1059,14 @@
       applyPayload(earlier.payload);
       doc.discardLocal();
       doc.changed();
-      say("Your unsaved changes from before are back and being saved.", "ok");
+      say(gettext("Your unsaved changes from before are back and being saved."), "ok");
     } else if (earlier) {
       const mine = earlier.payload;
       showConflict(Object.assign({}, config.state, { savedBy: "" }), mine,
-        "You had unsaved changes on version " + earlier.version + "; the MCQ is now at version " +
+        gettext("You had unsaved changes on version ") + earlier.version + gettext("; the MCQ is now at version ") +
         config.state.version + ". Nothing is lost: compare and merge.");
       applyPayload(mine);
-      doc.show("conflict", "Unsaved changes from before: compare and merge.");
+      doc.show("conflict", gettext("Unsaved changes from before: compare and merge."));
     }
     function applyPayload(p) {
       const known = new Map(config.state.videos.map((v) => [v.video_id, v]));

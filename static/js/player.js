@@ -145,13 +145,13 @@
         const go = document.createElement("button");
         go.type = "button";
         go.className = "link mark-seek";
-        go.textContent = clock(m.time) + (m.frame == null ? "" : " · frame " + m.frame);
+        go.textContent = clock(m.time) + (m.frame == null ? "" : gettext(" · frame ") + m.frame);
         go.addEventListener("click", () => seek(m.time));
         const drop = document.createElement("button");
         drop.type = "button";
         drop.className = "link mark-remove";
         drop.textContent = "×";
-        drop.setAttribute("aria-label", "Remove the mark at " + clock(m.time));
+        drop.setAttribute("aria-label", gettext("Remove the mark at ") + clock(m.time));
         drop.addEventListener("click", () => { marks.splice(i, 1); saveMarks(); });
         li.append(go, " ", drop);
         return li;
@@ -175,18 +175,18 @@
       timeOut.textContent = clock(t);
       if (frame != null) frameOut.textContent = frame;
       const i = currentClipIndex(t);
-      clipOut.textContent = i >= 0 ? "· clip " + clips[i].index : "";
+      clipOut.textContent = i >= 0 ? gettext("· clip ") + clips[i].index : "";
     });
     video.addEventListener("loadedmetadata", () => { durationOut.textContent = clock(duration()); });
-    const syncButton = () => { toggleButton.textContent = video.paused ? "Play" : "Pause"; };
+    const syncButton = () => { toggleButton.textContent = video.paused ? gettext("Play") : gettext("Pause"); };
     video.addEventListener("play", syncButton);
     video.addEventListener("pause", syncButton);
 
     video.addEventListener("error", () => {
       const box = $("#player-error");
-      const codes = { 1: "loading was aborted", 2: "a network error", 3: "the file could not be decoded", 4: "this browser cannot play the file's format" };
-      const why = (video.error && codes[video.error.code]) || "an unknown error";
-      box.textContent = "The video cannot play: " + why + ". Transcript, clips and comments still work.";
+      const codes = { 1: gettext("loading was aborted"), 2: gettext("a network error"), 3: gettext("the file could not be decoded"), 4: gettext("this browser cannot play the file's format") };
+      const why = (video.error && codes[video.error.code]) || gettext("an unknown error");
+      box.textContent = interpolate(gettext("The video cannot play: %s. Transcript, clips and comments still work."), [why]);
       box.hidden = false;
     });
 
@@ -216,7 +216,7 @@
       const url = config.commentsUrl + "?start=" + start + "&end=" + end;
       fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" }, signal: controller.signal })
         .then((r) => r.json().then((body) => {
-          if (!r.ok) throw new Error(body.error || "HTTP " + r.status);
+          if (!r.ok) throw new Error(body.error || gettext("HTTP ") + r.status);
           return body;
         }))
         .then(renderComments)
@@ -250,7 +250,7 @@
         return li;
       }));
       $("#comments-empty").hidden = body.comments.length > 0;
-      $("#comments-empty").textContent = "No comments at this moment.";
+      $("#comments-empty").textContent = gettext("No comments at this moment.");
       $("#comments-more").hidden = !body.truncated;
     }
     function renderCommentsError(message) {
@@ -258,7 +258,7 @@
       commentsList.replaceChildren();
       const empty = $("#comments-empty");
       empty.hidden = false;
-      empty.textContent = "Comments could not be loaded: " + message;
+      empty.textContent = gettext("Comments could not be loaded: ") + message;
     }
     video.addEventListener("seeked", () => requestComments(true));
     video.addEventListener("loadedmetadata", () => requestComments(true));
@@ -282,13 +282,13 @@
     if (VidQA.shortcuts) {
       const keys = [
         ["Space", "Play / pause", "toggle"],
-        ["ArrowLeft", "Back 5 seconds", "back"],
-        ["ArrowRight", "Forward 5 seconds", "forward"],
-        [",", "One frame back (pauses)", "frame-back"],
-        [".", "One frame forward (pauses)", "frame-forward"],
-        ["[", "Previous clip", "prev-clip"],
-        ["]", "Next clip", "next-clip"],
-        ["m", "Mark the current time", "mark"],
+        ["ArrowLeft", gettext("Back 5 seconds"), "back"],
+        ["ArrowRight", gettext("Forward 5 seconds"), "forward"],
+        [",", gettext("One frame back (pauses)"), "frame-back"],
+        [".", gettext("One frame forward (pauses)"), "frame-forward"],
+        ["[", gettext("Previous clip"), "prev-clip"],
+        ["]", gettext("Next clip"), "next-clip"],
+        ["m", gettext("Mark the current time"), "mark"],
       ];
       keys.forEach(([key, label, action]) => VidQA.shortcuts.register(key, label, actions[action]));
       // When the <video> has focus (after a click on it), Chrome's native controls handle keys in

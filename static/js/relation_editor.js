@@ -68,31 +68,31 @@
         ends.textContent = r.fromNumber + " → " + r.toNumber;
         const type = document.createElement("select");
         type.className = "link-type";
-        type.setAttribute("aria-label", "Type of link " + r.fromNumber + " → " + r.toNumber);
+        type.setAttribute("aria-label", gettext("Type of link ") + r.fromNumber + " → " + r.toNumber);
         types.forEach((t, k) => type.add(new Option((k + 1) + " · " + t.label, t.code)));
         type.value = r.type;
         type.disabled = !state.editable;
         type.addEventListener("change", () => retype(r.id, type.value));
         const decision = document.createElement("span");
         decision.className = "link-decision";
-        decision.textContent = r.decision + (r.origin === "human" ? " · added by hand" : "");
+        decision.textContent = r.decision + (r.origin === "human" ? gettext(" · added by hand") : "");
         const tools = document.createElement("span");
         tools.className = "link-tools";
         tools.append(
-          button("Accept", "Accept (y)", () => { current = i; decide("accepted"); }),
-          button("Reject", "Reject (x)", () => { current = i; decide("rejected"); }, "danger"),
+          button(gettext("Accept"), gettext("Accept (y)"), () => { current = i; decide("accepted"); }),
+          button(gettext("Reject"), gettext("Reject (x)"), () => { current = i; decide("rejected"); }, "danger"),
         );
-        if (r.origin === "human") tools.append(button("Remove", "Remove this link", () => remove(r.id)));
+        if (r.origin === "human") tools.append(button(gettext("Remove"), gettext("Remove this link"), () => remove(r.id)));
         const why = document.createElement("span");
         why.className = "link-rationale";
-        why.textContent = (r.rationale || "") + (r.rewrittenQuestion ? (r.rationale ? " · " : "") + "rewritten" + (r.applied ? " (in the chain)" : "") : "");
+        why.textContent = (r.rationale || "") + (r.rewrittenQuestion ? (r.rationale ? " · " : "") + gettext("rewritten") + (r.applied ? gettext(" (in the chain)") : "") : "");
         li.append(ends, type, decision, tools, why);
         li.addEventListener("focus", () => select(i, false));
         li.addEventListener("click", (event) => { if (!event.target.closest("button, select")) select(i, true); });
         return li;
       }));
       $("links-empty").hidden = state.relations.length > 0;
-      $("links-count").textContent = state.relations.length + " · " + state.openCandidates + " to decide";
+      $("links-count").textContent = state.relations.length + " · " + state.openCandidates + gettext(" to decide");
     }
     function renderAddForm() {
       const fill = (select, side) => {
@@ -119,14 +119,14 @@
       if (!r) { editing = null; return; }
       const later = state.after.pairs.find((p) => p.id === r.to);
       const t = typeByCode.get(r.type);
-      $("rewrite-ends").textContent = "turn " + r.fromNumber + " → turn " + r.toNumber;
-      $("guideline-type").textContent = "Guideline for " + (t ? t.label : r.type) + " links";
+      $("rewrite-ends").textContent = interpolate(gettext("turn %(from)s → turn %(to)s"), { from: r.fromNumber, to: r.toNumber }, true);
+      $("guideline-type").textContent = interpolate(gettext("Guideline for %s links"), [t ? t.label : r.type]);
       $("guideline-text").textContent = t ? t.guideline : "";
       // The original: as it was before the first rewrite, else the later turn as it reads now.
       $("original-q").textContent = r.originalQuestion || (later ? later.question : "");
       $("original-a").textContent = r.originalAnswer || (later ? later.answer : "");
-      $("rewrite-applied").textContent = r.applied ? "· the later turn reads like this now" :
-        r.decision === "accepted" ? "" : "· applied when the link is accepted";
+      $("rewrite-applied").textContent = r.applied ? gettext("· the later turn reads like this now") :
+        r.decision === "accepted" ? "" : gettext("· applied when the link is accepted");
       if (forceText || editing !== r.id) {
         editing = r.id;
         $("rewrite-q").value = r.rewrittenQuestion || "";
@@ -156,7 +156,7 @@
       storageKey: "vidqa:pair:" + config.pairId,
       // A rewrite is both texts (or neither, to drop it): half of one waits in the tab.
       ready: () => (!$("rewrite-q").value.trim() === !$("rewrite-a").value.trim()) ||
-        "a rewrite needs both the question and the answer",
+        gettext("a rewrite needs both the question and the answer"),
       delay: 800,
       status: $("save-status"),
       onSaved: (body, info) => { if (!info.action) render(body, false); },
@@ -176,7 +176,7 @@
       const r = currentRelation();
       if (!r) return;
       act(linkUrl(r.id, "decide/"), { decision: decision }, () => {
-        say("Link " + r.fromNumber + " → " + r.toNumber + ": " + decision + ".", "info");
+        say(gettext("Link ") + r.fromNumber + " → " + r.toNumber + ": " + decision + ".", "info");
         focusLink(current);
       });
     }
@@ -201,12 +201,12 @@
         $("add-rationale").value = "";
         const i = state.relations.findIndex((r) => r.id === answer.created);
         if (i >= 0) { select(i, false); focusLink(i); }
-        say("Link added and accepted. Rewrite the later QA below (e).", "info");
+        say(gettext("Link added and accepted. Rewrite the later QA below (e)."), "info");
       });
     }
     function submit() {
       act(config.urls.submit, {}, (answer) => {
-        say((answer.message || "Submitted.") + " Opening the next item…", "info");
+        say((answer.message || gettext("Submitted.")) + gettext(" Opening the next item…"), "info");
         window.location.assign(answer.next || config.urls.next);
       });
     }
@@ -227,7 +227,7 @@
       $("link-conflict-version").textContent = "v" + theirs.version;
       panel.querySelector(".conflict-mine-q").textContent = typed.question;
       panel.querySelector(".conflict-mine-a").textContent = typed.answer;
-      panel.querySelector(".conflict-theirs-q").textContent = r ? r.rewrittenQuestion || "(no rewrite)" : "(the link is gone)";
+      panel.querySelector(".conflict-theirs-q").textContent = r ? r.rewrittenQuestion || gettext("(no rewrite)") : gettext("(the link is gone)");
       panel.querySelector(".conflict-theirs-a").textContent = r ? r.rewrittenAnswer : "";
       panel.querySelector("[data-link-conflict=mine]").disabled = !r;
       panel.hidden = false;
@@ -316,7 +316,7 @@
       doc.flush().then((ok) => {
         if (!ok && doc.dirty) {
           leaveAnyway = true;
-          say("The rewrite has unsaved changes (see above); they stay in this tab. Press n again to leave anyway.", "error");
+          say(gettext("The rewrite has unsaved changes (see above); they stay in this tab. Press n again to leave anyway."), "error");
           return;
         }
         window.location.assign(config.urls.next);
@@ -337,14 +337,14 @@
         renderRewrite(true);
         $("rewrite-q").value = local.payload.question;
         $("rewrite-a").value = local.payload.answer;
-        say("Your unsaved rewrite from before the reload is back and being saved.", "info");
+        say(gettext("Your unsaved rewrite from before the reload is back and being saved."), "info");
         doc.changed();
       } else {
-        conflict({ error: "This tab holds a rewrite you typed on version " + local.version +
-          " that was never saved; the links are now at version " + state.version + ".", theirs: state }, local.payload);
+        conflict({ error: gettext("This tab holds a rewrite you typed on version ") + local.version +
+          gettext(" that was never saved; the links are now at version ") + state.version + ".", theirs: state }, local.payload);
       }
     }
-    if (!state.editable) doc.show("readonly", "Read only");
+    if (!state.editable) doc.show("readonly", gettext("Read only"));
     if (state.relations.length) focusLink(0);
 
     function startPlayer(player) { player.seek(config.span.start); }

@@ -29,9 +29,9 @@
   }
   if (window.VidQA && window.VidQA.shortcuts && document.querySelector("[data-release-list]")) {
     const keys = window.VidQA.shortcuts;
-    keys.register("j", "Mark the next release", () => mark(1));
-    keys.register("k", "Mark the previous release", () => mark(-1));
-    keys.register("o", "Open the marked release", () => {
+    keys.register("j", gettext("Mark the next release"), () => mark(1));
+    keys.register("k", gettext("Mark the previous release"), () => mark(-1));
+    keys.register("o", gettext("Open the marked release"), () => {
       const row = rows()[current];
       const link = row && row.querySelector("[data-row-link]");
       if (link) link.click();

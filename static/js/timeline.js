@@ -23,14 +23,14 @@
       const d = player.duration;
       if (!d) return; // before metadata and without a probe there is nothing to scale by
       const pct = (t) => (Math.min(Math.max(t, 0), d) / d) * 100 + "%";
-      const track = el("div", "timeline-track", { title: "Click to jump to that moment" });
+      const track = el("div", "timeline-track", { title: gettext("Click to jump to that moment") });
 
       if (player.density && player.density.counts.length) {
         const strip = el("div", "timeline-density", { "aria-hidden": "true" });
         const max = Math.max(...player.density.counts);
         const width = player.density.bin_s;
         player.density.counts.forEach((n, i) => {
-          const bar = el("span", "", { title: n + " comment" + (n === 1 ? "" : "s") + " at " + player.clock(i * width) + "–" + player.clock((i + 1) * width) });
+          const bar = el("span", "", { title: interpolate(ngettext("%(n)s comment at %(from)s–%(to)s", "%(n)s comments at %(from)s–%(to)s", n), { n: n, from: player.clock(i * width), to: player.clock((i + 1) * width) }, true) });
           bar.style.height = (max ? (n / max) * 100 : 0) + "%";
           strip.append(bar);
         });
@@ -39,7 +39,7 @@
 
       const lanes = el("div", "timeline-clips");
       buttons = player.clips.map((clip, i) => {
-        const label = "Clip " + clip.index + ", " + player.clock(clip.start) + " – " + player.clock(clip.end);
+        const label = gettext("Clip ") + clip.index + ", " + player.clock(clip.start) + " – " + player.clock(clip.end);
         const b = el("button", "timeline-clip lane-" + (i % 2), { type: "button", title: label, "aria-label": label });
         b.dataset.start = clip.start;
         b.dataset.index = clip.index;
@@ -54,7 +54,7 @@
 
       player.scenes.forEach(([start], i) => {
         if (start <= 0) return;
-        const tick = el("span", "timeline-scene", { title: "Scene " + (i + 1) + " starts at " + player.clock(start) });
+        const tick = el("span", "timeline-scene", { title: gettext("Scene ") + (i + 1) + gettext(" starts at ") + player.clock(start) });
         tick.style.left = pct(start);
         track.append(tick);
       });

@@ -86,7 +86,7 @@
         }
       });
       if (VidQA.shortcuts) {
-        VidQA.shortcuts.register("/", "Search the transcript", () => { search.focus(); search.select(); });
+        VidQA.shortcuts.register("/", gettext("Search the transcript"), () => { search.focus(); search.select(); });
       }
     }
 

@@ -16,7 +16,7 @@
     const bar = document.createElement("progress");
     bar.max = 100;
     bar.value = 0;
-    bar.setAttribute("aria-label", "Upload of " + file.name);
+    bar.setAttribute("aria-label", gettext("Upload of ") + file.name);
     const state = document.createElement("span");
     state.className = "upload-state";
     state.textContent = "waiting";
@@ -35,7 +35,7 @@
       xhr.upload.onprogress = (e) => {
         if (e.lengthComputable) {
           ui.bar.value = Math.round((100 * e.loaded) / e.total);
-          ui.state.textContent = ui.bar.value < 100 ? `uploading ${ui.bar.value}%` : "checking…";
+          ui.state.textContent = ui.bar.value < 100 ? interpolate(gettext("uploading %s"), [ui.bar.value + "%"]) : gettext("checking…");
         }
       };
       xhr.onload = () => {
@@ -64,7 +64,7 @@
           if (body.existing) {
             const link = document.createElement("a");
             link.href = body.existing;
-            link.textContent = " Open the existing video.";
+            link.textContent = gettext(" Open the existing video.");
             ui.state.appendChild(link);
           }
         }
@@ -72,11 +72,11 @@
       };
       xhr.onerror = () => {
         ui.li.classList.add("failed");
-        ui.state.textContent = "The connection was lost; nothing was imported. Try again.";
+        ui.state.textContent = gettext("The connection was lost; nothing was imported. Try again.");
         ui.state.classList.add("error");
         resolve(false);
       };
-      ui.state.textContent = "uploading";
+      ui.state.textContent = gettext("uploading");
       xhr.send(data);
     });
   }
