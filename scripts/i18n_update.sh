@@ -20,6 +20,6 @@ if [ "${1:-}" != --compile-only ]; then
   # Sorted by msgid, so catalogues merged from several branches differ only where strings do.
   for po in locale/*/LC_MESSAGES/*.po; do msgcat --sort-output --output-file="$po" "$po"; done
 fi
-"$PY" manage.py compilemessages --locale=zh_Hans
+"$PY" manage.py compilemessages --locale=zh_Hans --ignore=.venv --ignore=var
 # What is left to translate: "N translated messages" alone means the catalogue is complete.
 for po in locale/*/LC_MESSAGES/*.po; do printf '%s: ' "$po"; msgfmt --statistics --output-file=/dev/null "$po"; done
