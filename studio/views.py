@@ -32,15 +32,17 @@ def project_list(request):
     rows = [
         (p, sorted(roles_of(request.user, p)) or (["superuser"] if request.user.is_superuser else [])) for p in projects
     ]
-    if len(projects) == 1 and not request.GET.get("all") and not show_archived:
-        # One project is the common case for an annotator: go straight to it.
+    may_create = may_create_project(request.user)
+    if len(projects) == 1 and not request.GET.get("all") and not show_archived and not may_create:
+        # One project is the common case for an annotator: go straight to it. Someone who may create
+        # projects stays on the list, where "New project" is.
         return redirect("studio:project_home", slug=projects[0].slug)
     return render(
         request,
         "studio/project_list.html",
         {
             "rows": rows,
-            "may_create": may_create_project(request.user),
+            "may_create": may_create,
             "show_archived": show_archived,
             "archived_count": archived_count,
         },
