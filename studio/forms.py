@@ -249,7 +249,7 @@ class TaxonomyRowForm(forms.Form):
     code = forms.CharField(label=_("Code"), max_length=100, required=False)
     label = forms.CharField(label=_("Label"), max_length=500, required=False)
     # The row's other fields (a guideline, a level), kept as they were.
-    extra = forms.CharField(widget=forms.HiddenInput, required=False)
+    extra = forms.CharField(label=_("Other fields"), widget=forms.HiddenInput, required=False)
 
     def clean_extra(self):
         raw = self.cleaned_data["extra"] or "{}"

@@ -86,13 +86,13 @@ document.addEventListener("DOMContentLoaded", function () {
   });
 
   const keys = VidQA.shortcuts;
-  keys.register("j", "Next seed", () => move(1));
-  keys.register("k", "Previous seed", () => move(-1));
-  keys.register("y", "Keep this seed", () => act("keep"));
-  keys.register("x", "Reject this seed", () => act("reject"));
-  keys.register("u", "Back to undecided", () => act("propose"));
-  keys.register("e", "Edit this seed", edit);
-  keys.register("a", "Add a seed to this task", add);
+  keys.register("j", gettext("Next seed"), () => move(1));
+  keys.register("k", gettext("Previous seed"), () => move(-1));
+  keys.register("y", gettext("Keep this seed"), () => act("keep"));
+  keys.register("x", gettext("Reject this seed"), () => act("reject"));
+  keys.register("u", gettext("Back to undecided"), () => act("propose"));
+  keys.register("e", gettext("Edit this seed"), edit);
+  keys.register("a", gettext("Add a seed to this task"), add);
   const target = location.hash && document.getElementById(location.hash.slice(1));
   if (target && target.matches("li.seed")) focusRow(target);
 });
