@@ -557,6 +557,11 @@ def _prepared_key(queue: ReviewQueue, lock: str, limit: int) -> tuple:
 
 def _candidate_rows(queue: ReviewQueue, user, now, *, lock: str, limit: int) -> list:
     """The first `limit` candidates of `_candidates`, locked per `lock` ("skip", "wait" or "none")."""
+    if connection.vendor != "postgresql":
+        # SQLite runs claims one at a time anyway, and its raw rows would miss the converters that
+        # make datetimes aware (a naive submitted_at cannot be compared with a lease's leased_at).
+        qs = _candidates(queue, user, now).only(*_CLAIM_FIELDS)
+        return list((_lock(qs, skip_locked=lock == "skip") if lock != "none" else qs)[:limit])
     model = kind_model(queue.item_kind)
     key = _prepared_key(queue, lock, limit)
     prepared = _PREPARED.get(key)
