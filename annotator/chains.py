@@ -211,16 +211,15 @@ _NOT_NAMES = frozenset(
 )
 # Common English words a writer capitalises mid-sentence in mixed-language text, where an English
 # phrase inside Chinese starts with a capital ("视频里 The man 在做什么？"): never names.
-_COMMON_WORDS = frozenset(
-    """
+_COMMON_WORDS_TEXT = """
     A An The This That These Those There Here It Its He She His Her Him They Them Their We Us Our You Your
     Me My Who Whom Whose What Which Why How When Where Is Are Was Were Be Been Do Does Did Done Can Could
     Will Would Shall Should May Might Must Have Has Had And Or But Not No Yes If Then So Because After
     Before While During Of In On At To For From With Without By About Into Over Under Up Down Out Off
     All Any Each Every Some Many Much More Most Other Another Both First Last Next Now Later Again Also
     Only Just Very Too One Two Three Man Woman Boy Girl People Person Video Scene Clip Camera Screen Okay OK
-    """.split()
-)
+"""
+_COMMON_WORDS = frozenset(_COMMON_WORDS_TEXT.split())
 
 
 def _capitalised_words(text: str) -> list[tuple[str, bool]]:
