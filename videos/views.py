@@ -66,6 +66,7 @@ def video_list(request, slug):
         "curation_statuses": CurationStatus.choices,
         "rules": [(code, label) for code, (label, _) in RULES.items()],
         "filters": {k: request.GET.get(k, "") for k in ("status", "curation", "failed_rule", "q")},
+        "rows_query": _rows_query(request.GET),
     }
     template = (
         "videos/video_list.html#rows"
@@ -73,6 +74,13 @@ def video_list(request, slug):
         else "videos/video_list.html"
     )
     return render(request, template, context)
+
+
+def _rows_query(params) -> str:
+    """This list's filters and page, asking for the rows alone: the rows refresh themselves with it."""
+    query = params.copy()
+    query["partial"] = "rows"
+    return query.urlencode()
 
 
 @login_required
