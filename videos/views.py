@@ -10,6 +10,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from jobs.selectors import job_latest_for, jobs_latest_for
@@ -213,11 +214,12 @@ def video_curation(request, slug, video_id):
 @login_required
 @require_POST
 def video_subtitles_upload(request, slug, video_id):
-    from .subtitle_formats import SubtitleFormatError
-    from .subtitles import subtitles_import
+    from .subtitle_formats import SubtitleFormatError, parse_subtitles
+    from .subtitles import file_cue_count, subtitles_import
 
     project, video = _video_for(request, slug, video_id, Action.ADMINISTER)
     upload = request.FILES.get("file")
+    existing = file_cue_count(video=video)
     if upload is None:
         messages.error(request, "Choose a subtitle file first.")
     elif upload.size > SUBTITLE_MAX_BYTES:
@@ -225,9 +227,23 @@ def video_subtitles_upload(request, slug, video_id):
             request, f"{upload.name} is larger than {SUBTITLE_MAX_BYTES // 1024 // 1024} MB; is it really subtitles?"
         )
     else:
+        data = upload.read()
         try:
+            if existing and request.POST.get("replace") != "1":
+                # The form asks first (a required box and a confirmation); a request without the answer
+                # changes nothing. The file is read all the same, so a bad one says what is wrong with it.
+                parse_subtitles(data, upload.name, video_duration_s=video.duration_s)
+                messages.error(
+                    request,
+                    _(
+                        "%(file)s: this video already has %(n)d subtitle cues from a file; "
+                        "tick “Replace them” to import over them."
+                    )
+                    % {"file": upload.name, "n": existing},
+                )
+                return _back(request, slug, video)
             result = subtitles_import(
-                video=video, data=upload.read(), filename=upload.name, language=request.POST.get("language", "")
+                video=video, data=data, filename=upload.name, language=request.POST.get("language", "")
             )
         except SubtitleFormatError as exc:
             details = "; ".join(str(p) for p in exc.problems[:5])
