@@ -18,7 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from projects.permissions import Action, can, get_project_or_404
 
 from . import downloads
-from .forms import ReleaseForm
+from .forms import SPLIT_NAMES, ReleaseForm
 from .models import DatasetRelease, ReleaseStatus
 from .selectors import (
     release_charts,
@@ -30,6 +30,7 @@ from .selectors import (
     validation_rows,
 )
 from .services import clean_filters, release_create, release_delete
+from .splits import SplitConfigError, split_targets
 
 
 def _release_or_404(project, release_id: int) -> DatasetRelease:
@@ -105,7 +106,21 @@ def _preview(project, form: ReleaseForm) -> dict:
     except ValidationError as exc:
         return {"error": " ".join(exc.messages)}
     counts = release_match_counts(project=project, filters=filters)
-    return {"counts": counts}
+    return {"counts": counts, **_split_preview(form, counts.videos)}
+
+
+def _split_preview(form: ReleaseForm, videos: int) -> dict:
+    """Videos per split for the selected videos, and the splits asked for that would stay empty.
+
+    A preview: a video that kept its split from an earlier release may move a count by one; the
+    build deals the same targets (releases.splits.split_targets)."""
+    if not videos or any(name in form.errors for name in ("split_mode", *SPLIT_NAMES)):
+        return {}
+    try:
+        targets = split_targets(form.split_config(), videos)
+    except SplitConfigError:
+        return {}
+    return {"splits": targets, "empty_splits": [name for name, n in targets.items() if not n]}
 
 
 @login_required

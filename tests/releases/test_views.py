@@ -307,3 +307,13 @@ def test_project_home_links_to_releases(client, project, people):
     client.force_login(people["annotator"])
     page = client.get(reverse("studio:project_home", args=[project.slug])).text
     assert f'href="{reverse("releases:list", args=[project.slug])}"' in page
+
+
+def test_preview_shows_the_split_by_video_and_warns_when_a_split_stays_empty(client, project, people, accepted):
+    client.force_login(people["admin"])
+    url = reverse("releases:preview", args=[project.slug])
+    response = client.post(url, _form(), headers={"HX-Request": "true"})
+    assert "train <strong>2</strong> · test <strong>0</strong>" in response.text
+    assert "With 2 videos this split leaves test empty" in response.text
+    response = client.post(url, _form(train="0.5", test="0.5"), headers={"HX-Request": "true"})
+    assert "train <strong>1</strong> · test <strong>1</strong>" in response.text and "empty" not in response.text
