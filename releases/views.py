@@ -149,8 +149,27 @@ def release_detail(request, slug, release_id):
             "errors": validation_rows(release),
             "is_admin": can(request.user, Action.ADMINISTER, project),
             "manifest_facts": _manifest_facts(release),
+            "per_format": _per_format(release),
         },
     )
+
+
+_KIND_WORDS = {"qa_chain": "QA chains", "chain_pair": "chain pairs", "mcq": "MCQs"}
+
+
+def _per_format(release: DatasetRelease) -> list[tuple[str, dict]]:
+    """(format, {"items": [(kind, n)], "left_out": [...]}) from the manifest, in the release's format order."""
+    per_format = (release.manifest or {}).get("per_format") or {}
+    return [
+        (
+            fmt,
+            {
+                "items": [(_KIND_WORDS.get(kind, kind), n) for kind, n in c.get("items", {}).items()],
+                "left_out": c.get("left_out", []),
+            },
+        )
+        for fmt, c in per_format.items()
+    ]
 
 
 def _manifest_facts(release: DatasetRelease) -> list[tuple[str, str]]:
