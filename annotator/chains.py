@@ -167,10 +167,14 @@ def _get(pair, name):
 
 # --- proper-name hint --------------------------------------------------------------------------
 
+# CJK scripts have no capitals and no spaces between words, so a Latin word written against them
+# ("视频里Tom在做什么") must end where they begin: they are excluded from a word's letters.
+_CJK = "\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
 # A word that starts with a capital and goes on in lower case (so "TV" or "II" are not names);
 # an optional possessive is split off.
-_WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
-_SENTENCE_END = re.compile(r"[.!?:;\"“”]\s*$")
+_WORD = re.compile(rf"[^\W\d_{_CJK}][^\W{_CJK}'’-]*(?:['’-][^\W{_CJK}]+)*", re.UNICODE)
+# Sentence ends in Latin and CJK punctuation (full-width 。！？：； and corner quotes).
+_SENTENCE_END = re.compile(r"[.!?:;\"“”。！？：；「」『』]\s*$")
 # Capitalised words that are not names wherever they stand.
 _NOT_NAMES = frozenset(
     {
@@ -206,6 +210,17 @@ _NOT_NAMES = frozenset(
         "Chinese",
     }
 )
+# Common English words a writer capitalises mid-sentence in mixed-language text, where an English
+# phrase inside Chinese starts with a capital ("视频里 The man 在做什么？"): never names.
+_COMMON_WORDS_TEXT = """
+    A An The This That These Those There Here It Its He She His Her Him They Them Their We Us Our You Your
+    Me My Who Whom Whose What Which Why How When Where Is Are Was Were Be Been Do Does Did Done Can Could
+    Will Would Shall Should May Might Must Have Has Had And Or But Not No Yes If Then So Because After
+    Before While During Of In On At To For From With Without By About Into Over Under Up Down Out Off
+    All Any Each Every Some Many Much More Most Other Another Both First Last Next Now Later Again Also
+    Only Just Very Too One Two Three Man Woman Boy Girl People Person Video Scene Clip Camera Screen Okay OK
+"""
+_COMMON_WORDS = frozenset(_COMMON_WORDS_TEXT.split())
 
 
 def _capitalised_words(text: str) -> list[tuple[str, bool]]:
@@ -233,14 +248,16 @@ def proper_name_hints(*, turns: list[tuple[str, str]], skill_words: set[str] = f
     - a *name* is a word that starts with a capital letter and continues in lower case, seen at
       least once somewhere in the chain *not* at the start of a sentence (so "What" or "Why" never
       become names), and is neither a skill word (the project's skill names, e.g. "Inference") nor a
-      common capitalised non-name (I, weekdays, months, languages);
+      common capitalised non-name (I, weekdays, months, languages) nor a common English word
+      (mixed-language text capitalises "The" or "What" where an English phrase starts mid-sentence);
+    - words are Latin-script runs: CJK characters end a word, and CJK punctuation ends a sentence;
     - a later turn gets a hint for each name that already appeared in an earlier turn's question or
       answer and appears again in this turn's *question* (at any position, possessive included).
 
     Answers may name people freely (they state facts); the hint is about how the question reads.
     It is a hint, never an error: some names (a show, a city) are right to repeat.
     """
-    stop = _NOT_NAMES | {w for w in skill_words if w[:1].isupper()}
+    stop = _NOT_NAMES | _COMMON_WORDS | {w for w in skill_words if w[:1].isupper()}
     words = [(_capitalised_words(q), _capitalised_words(a)) for q, a in turns]
     names = {w for q, a in words for w, initial in q + a if not initial and w not in stop}
     seen: set[str] = set()

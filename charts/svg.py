@@ -99,6 +99,10 @@ class Chart:
     gridlines: list[Gridline] = field(default_factory=list)
     axis: Gridline | None = None  # the baseline (value 0)
     legend: list[LegendEntry] = field(default_factory=list)
+    # What the axes count ("items", "%", "minutes", "score"): drawn beside each axis, and in each mark's title.
+    unit: str = ""  # the value axis
+    category_unit: str = ""  # the category axis (a histogram's bins)
+    axis_titles: list[Label] = field(default_factory=list)
     empty: bool = False  # nothing to draw: the partial says so instead
 
 
@@ -141,6 +145,7 @@ TOP = 8
 RIGHT = 8
 ROW = 18  # height of one category in a horizontal chart
 LEGEND_ROW = 18
+UNIT_ROW = 14  # room for an axis's unit
 
 
 def _legend(chart: Chart, names: Sequence[str], colours: Sequence[str], left: float) -> float:
@@ -171,6 +176,8 @@ def stacked_bar_chart(
     label_width: int = 140,
     colours: Sequence[str] | None = None,
     kind: str = "stacked",
+    unit: str = "",
+    category_unit: str = "",
 ) -> Chart:
     """Bars per category, one segment per series stacked on each other, or side by side when
     `grouped` (one series: a plain bar chart). Horizontal charts grow with their categories."""
@@ -180,10 +187,18 @@ def stacked_bar_chart(
     values = [[(vs[i] or 0) for _, vs in series] for i in range(n)]
     peaks = [max(v) if grouped else sum(v) for v in values]
     row = max(ROW, 10 * k + 6) if grouped else ROW
-    chart = Chart(kind=kind, width=width, height=height, title=title, description=description)
+    chart = Chart(
+        kind=kind,
+        width=width,
+        height=height,
+        title=title,
+        description=description,
+        unit=unit,
+        category_unit=category_unit,
+    )
     legend = _legend(chart, [name for name, _ in series], colours, label_width if horizontal else LEFT)
     if horizontal:
-        chart.height = int(TOP + legend + n * row + BOTTOM)
+        chart.height = int(TOP + legend + n * row + BOTTOM + (UNIT_ROW if unit else 0))
     if n == 0 or not any(peaks):
         chart.empty = True
         return chart
@@ -191,12 +206,14 @@ def stacked_bar_chart(
     plot_top = TOP + legend
 
     def mark(i: int, s: int, start: float, value: float, rect: tuple[float, float, float, float]) -> None:
-        title_text = _title(categories[i], series[s][0] if k > 1 else "", value)
+        title_text = _title(categories[i], series[s][0] if k > 1 else "", value, unit)
         chart.bars.append(Bar(*rect, colours[s], value, title_text, href(s, i) if href else None))
 
     if horizontal:
         left, right = label_width, width - RIGHT - 44  # room for the value at the bar's end
         bottom = plot_top + n * row
+        if unit:  # under the value axis's numbers, at its end
+            chart.axis_titles.append(Label(right, bottom + 14 + UNIT_ROW, unit, "end"))
 
         def scale(v: float) -> float:
             return (right - left) * v / top
@@ -228,6 +245,7 @@ def stacked_bar_chart(
         return chart
 
     left, right, bottom = LEFT, width - RIGHT, height - BOTTOM
+    plot_top, bottom = _unit_room(chart, plot_top, bottom, right)
 
     def scale_v(v: float) -> float:
         return (bottom - plot_top) * v / top
@@ -257,6 +275,18 @@ def stacked_bar_chart(
     return chart
 
 
+def _unit_room(chart: Chart, plot_top: float, bottom: float, right: float) -> tuple[float, float]:
+    """A vertical chart's units: the value axis's above its numbers, the category axis's under its
+    labels at the right; the plot gives up the room. Returns the new (plot_top, bottom)."""
+    if chart.unit:
+        plot_top += UNIT_ROW
+        chart.axis_titles.append(Label(2, plot_top - 6, chart.unit, "start"))
+    if chart.category_unit:
+        bottom -= UNIT_ROW
+        chart.axis_titles.append(Label(right, chart.height - 3, chart.category_unit, "end"))
+    return plot_top, bottom
+
+
 def bar_chart(
     categories: Sequence[str], values: Sequence[float], *, title: str, series_name: str = "", colour: int = 0, **kw
 ) -> Chart:
@@ -275,8 +305,9 @@ def histogram(edges: Sequence[float], counts: Sequence[float], *, title: str, cl
     return chart
 
 
-def _title(category: str, series: str, value: float) -> str:
-    return f"{category}{' · ' + series if series else ''}: {format_value(value)}"
+def _title(category: str, series: str, value: float, unit: str = "") -> str:
+    amount = format_value(value) + (unit if unit == "%" else f" {unit}" if unit else "")
+    return f"{category}{' · ' + series if series else ''}: {amount}"
 
 
 def _clip(text: str, room: int) -> str:
@@ -299,13 +330,23 @@ def line_chart(
     axes: bool = True,
     colours: Sequence[str] | None = None,
     zero_markers: bool = True,
+    unit: str = "",
+    category_unit: str = "",
 ) -> Chart:
     """One line per series over the categories (e.g. days); None leaves a gap in the line's points.
     Each point is a marker with its value (and link); `zero_markers=False` leaves out the markers
     of zeros, which keeps a page of many small multiples light."""
     categories = [str(c) for c in categories]
     colours = list(colours) if colours else [_colour(i) for i in range(len(series))]
-    chart = Chart(kind="line", width=width, height=height, title=title, description=description)
+    chart = Chart(
+        kind="line",
+        width=width,
+        height=height,
+        title=title,
+        description=description,
+        unit=unit,
+        category_unit=category_unit,
+    )
     legend = _legend(chart, [name for name, _ in series], colours, LEFT) if axes else 0
     values = [v for _, vs in series for v in vs if v is not None]
     if not categories or not values:
@@ -315,6 +356,8 @@ def line_chart(
     plot_top = TOP + legend if axes else 3
     left, right = (LEFT, width - RIGHT) if axes else (2, width - 2)
     bottom = height - BOTTOM if axes else height - 3
+    if axes:
+        plot_top, bottom = _unit_room(chart, plot_top, bottom, right)
 
     def y_of(v: float) -> float:
         return bottom - (bottom - plot_top) * v / top if top else bottom
@@ -341,7 +384,7 @@ def line_chart(
                 xs[i],
                 y_of(v),
                 v,
-                _title(categories[i], name if len(series) > 1 else "", v),
+                _title(categories[i], name if len(series) > 1 else "", v, unit),
                 href(s, i) if href else None,
             )
             for i, v in enumerate(vs)
@@ -426,6 +469,13 @@ def render_svg(chart: Chart, chart_id: str = "chart") -> str:
             out += [
                 f'<text x="{_f(lb.x)}" y="{_f(lb.y)}" text-anchor="{lb.anchor}">{escape(lb.text)}</text>'
                 for lb in labels
+            ]
+            out.append("</g>")
+        if chart.axis_titles:
+            out.append(f'<g fill="{MUTED_INK}" font-style="italic" class="axis-unit">')
+            out += [
+                f'<text x="{_f(lb.x)}" y="{_f(lb.y)}" text-anchor="{lb.anchor}">{escape(lb.text)}</text>'
+                for lb in chart.axis_titles
             ]
             out.append("</g>")
         out.append("<g>")

@@ -52,7 +52,7 @@ from videos.models import SubtitleCue, Video
 
 from .models import DatasetRelease, ReleaseStatus
 from .splits import duration_group, splits_assign, splits_save
-from .statistics import ReleaseStatistics
+from .statistics import FormatTally, ReleaseStatistics
 from .validation import schema_errors
 from .writers import WRITERS
 from .writers.common import (
@@ -389,6 +389,7 @@ def _build(release: DatasetRelease, progress: Progress) -> DatasetRelease:
             writer.begin()
         cue_families = {w.format for w in writers if w.needs_cues}
         stats = ReleaseStatistics()
+        tally = FormatTally(formats)
         ordered = sorted((videos[i] for i in selection.release_video_ids), key=lambda v: v.name)
         total = len(ordered) + 1
         lvb_codes = set(ctx.lvb_levels)
@@ -399,6 +400,7 @@ def _build(release: DatasetRelease, progress: Progress) -> DatasetRelease:
                 writer.chunk(bundles)
             for bundle in bundles:
                 stats.add(bundle)
+                tally.add(bundle)
                 for writer in writers:
                     writer.video(bundle)
                 if clip_files:
@@ -409,6 +411,7 @@ def _build(release: DatasetRelease, progress: Progress) -> DatasetRelease:
             writer.finish()
 
         manifest = _manifest(release, formats, filters, include_media, stats, files)
+        manifest["per_format"] = tally.as_dict()  # counts per format, and why an item is not in one
         problems.extend("manifest", MANIFEST, "release", schema_errors("manifest", manifest))
         files.write_text(MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
 

@@ -117,3 +117,68 @@ class ReleaseStatistics:
 
 def _group_key(name: str):
     return (0, float(name), "") if name.replace(".", "", 1).isdigit() else (1, 0.0, name)
+
+
+# --- what each format holds, and why an item was left out of it ---------------------------------------
+
+FORMAT_EXAMPLES = 20  # items named per reason; the count holds them all
+_FAMILY_REASON = {
+    "mvpbench": "an MCQ over several videos (MVPBench holds it)",
+    "longvideobench": "an MCQ of a LongVideoBench category (LongVideoBench holds it)",
+    "livibench": "an MCQ of a LiViBench task (LiViBench holds it)",
+}
+_CHAIN_REASON = "a QA chain or chain pair (SVBench and generic hold them)"
+
+
+class FormatTally:
+    """Per chosen format: the items its files hold, and the released items it left out, by reason.
+
+    Mirrors how the writers route items: generic holds every item; SVBench the QA chains and chain
+    pairs; each MCQ format the MCQs of its family (releases.build.mcq_family)."""
+
+    def __init__(self, formats):
+        self.formats = list(formats)
+        self.held: dict[str, Counter] = {f: Counter() for f in self.formats}
+        self.left: dict[str, dict[str, list]] = {f: defaultdict(lambda: [0, []]) for f in self.formats}
+
+    def _leave(self, fmt: str, reason: str, item: str) -> None:
+        entry = self.left[fmt][reason]
+        entry[0] += 1
+        if len(entry[1]) < FORMAT_EXAMPLES:
+            entry[1].append(item)
+
+    def add(self, bundle: VideoBundle) -> None:
+        chains = [(f"qa_chain {c.id}", "qa_chain") for c in bundle.chains]
+        chains += [(f"chain_pair {cp.id}", "chain_pair") for cp in bundle.chain_pairs]
+        for fmt in self.formats:
+            if fmt == "generic":
+                self.held[fmt]["qa_chain"] += len(bundle.chains)
+                self.held[fmt]["chain_pair"] += len(bundle.chain_pairs)
+                self.held[fmt]["mcq"] += len(bundle.mcqs)
+                continue
+            if fmt == "svbench":
+                self.held[fmt]["qa_chain"] += len(bundle.chains)
+                self.held[fmt]["chain_pair"] += len(bundle.chain_pairs)
+                for m in bundle.mcqs:
+                    self._leave(fmt, "an MCQ (SVBench holds QA chains only)", f"mcq {m.id}")
+                continue
+            for item, _kind in chains:
+                self._leave(fmt, _CHAIN_REASON, item)
+            for m in bundle.mcqs:
+                if m.family == fmt:
+                    self.held[fmt]["mcq"] += 1
+                else:
+                    self._leave(fmt, _FAMILY_REASON.get(m.family, m.family), f"mcq {m.id}")
+
+    def as_dict(self) -> dict:
+        """{format: {"items": {kind: n}, "left_out": [{"reason", "count", "items": [first few]}]}}"""
+        return {
+            fmt: {
+                "items": {kind: n for kind, n in sorted(self.held[fmt].items()) if n},
+                "left_out": [
+                    {"reason": reason, "count": count, "items": items}
+                    for reason, (count, items) in sorted(self.left[fmt].items())
+                ],
+            }
+            for fmt in self.formats
+        }

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from projects.permissions import Action, can, get_project_or_404
 
 from . import downloads
-from .forms import ReleaseForm
+from .forms import SPLIT_NAMES, ReleaseForm
 from .models import DatasetRelease, ReleaseStatus
 from .selectors import (
     release_charts,
@@ -31,6 +31,7 @@ from .selectors import (
     validation_rows,
 )
 from .services import clean_filters, release_create, release_delete
+from .splits import SplitConfigError, split_targets
 
 
 def _release_or_404(project, release_id: int) -> DatasetRelease:
@@ -108,7 +109,21 @@ def _preview(project, form: ReleaseForm) -> dict:
     except ValidationError as exc:
         return {"error": " ".join(exc.messages)}
     counts = release_match_counts(project=project, filters=filters)
-    return {"counts": counts}
+    return {"counts": counts, **_split_preview(form, counts.videos)}
+
+
+def _split_preview(form: ReleaseForm, videos: int) -> dict:
+    """Videos per split for the selected videos, and the splits asked for that would stay empty.
+
+    A preview: a video that kept its split from an earlier release may move a count by one; the
+    build deals the same targets (releases.splits.split_targets)."""
+    if not videos or any(name in form.errors for name in ("split_mode", *SPLIT_NAMES)):
+        return {}
+    try:
+        targets = split_targets(form.split_config(), videos)
+    except SplitConfigError:
+        return {}
+    return {"splits": targets, "empty_splits": [name for name, n in targets.items() if not n]}
 
 
 @login_required
@@ -137,8 +152,27 @@ def release_detail(request, slug, release_id):
             "errors": validation_rows(release),
             "is_admin": can(request.user, Action.ADMINISTER, project),
             "manifest_facts": _manifest_facts(release),
+            "per_format": _per_format(release),
         },
     )
+
+
+_KIND_WORDS = {"qa_chain": "QA chains", "chain_pair": "chain pairs", "mcq": "MCQs"}
+
+
+def _per_format(release: DatasetRelease) -> list[tuple[str, dict]]:
+    """(format, {"items": [(kind, n)], "left_out": [...]}) from the manifest, in the release's format order."""
+    per_format = (release.manifest or {}).get("per_format") or {}
+    return [
+        (
+            fmt,
+            {
+                "items": [(_KIND_WORDS.get(kind, kind), n) for kind, n in c.get("items", {}).items()],
+                "left_out": c.get("left_out", []),
+            },
+        )
+        for fmt, c in per_format.items()
+    ]
 
 
 def _manifest_facts(release: DatasetRelease) -> list[tuple[str, str]]:

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from annotator.models import ItemStatus
 from charts import svg
@@ -109,6 +110,7 @@ def _progress(panel: Panel, data, links: _Links) -> None:
             horizontal=True,
             label_width=190,
             colours=[STATUS_COLOURS[s] for s in statuses],
+            unit=_("items"),
             href=lambda si, ki: links.rows("progress", kind=data[ki].kind, status=statuses[si]),
         )
     ]
@@ -131,6 +133,8 @@ def _throughput(panel: Panel, data: d.Throughput, links: _Links) -> None:
             [(a, per_day[a]) for a in d.ACTIONS],
             title="Work per day, everyone",
             colours=list(ACTION_COLOURS.values()),
+            unit=_("items"),
+            category_unit=_("day"),
         )
     ]
     people = data.people()
@@ -166,6 +170,7 @@ def _time(panel: Panel, data: list[d.TimingRow], links: _Links) -> None:
             horizontal=True,
             grouped=True,
             label_width=210,
+            unit=_("minutes"),
             href=lambda _s, i: _time_link(links, data[i]),
         )
     ]
@@ -200,6 +205,7 @@ def _flags(panel: Panel, data: list[d.FlagRow], links: _Links, param: str) -> No
             horizontal=True,
             label_width=200,
             colour=3,
+            unit="%",
             href=lambda _s, i: links.rows(panel.key, outcome="flagged", **params(data[i])),
         )
     ]
@@ -224,6 +230,8 @@ def _judge(panel: Panel, data: d.JudgeScores, links: _Links) -> None:
             width=320,
             height=170,
             colour=1,
+            unit=_("items"),
+            category_unit=_("score"),
             href=lambda _s, i, k=kind.kind: links.rows("judge", kind=k, bin=i),
         )
         panel.charts.append(
@@ -258,6 +266,7 @@ def _queues(panel: Panel, data: list[d.QueueRow], links: _Links) -> None:
             horizontal=True,
             label_width=200,
             colour=0,
+            unit=_("items"),
             href=lambda _s, i: links.queue(data[i].queue.pk),
         )
     ]
@@ -289,6 +298,8 @@ def _expired(panel: Panel, data: d.ExpiredLeases, links: _Links) -> None:
             days,
             [(name, counts) for _pk, name, counts in series],
             title="Leases that lapsed, per day and queue",
+            unit=_("leases"),
+            category_unit=_("day"),
             href=lambda s, i: links.rows("expired", queue=key(series[s][0]), day=data.days[i].isoformat()),
         )
     ]
@@ -321,6 +332,7 @@ def _agreement(panel: Panel, data: list[d.QueueAgreement], links: _Links) -> Non
             horizontal=True,
             label_width=200,
             colours=["#009E73", "#E69F00", "#D55E00"],
+            unit=_("units"),
             href=lambda s, i: links.rows("agreement", queue=key(data[i].queue_id), split="1" if s == 1 else None),
         )
     ]

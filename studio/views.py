@@ -7,6 +7,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
+from django_htmx.http import trigger_client_event
 
 from jobs.models import BackgroundJob
 from jobs.selectors import job_get
@@ -19,6 +20,8 @@ from projects.refusals import Refused, refusal_redirect
 from projects.services import project_archive, project_create, project_unarchive, project_update
 
 from .selectors import STAGE_COLUMNS, project_overview
+
+JOB_FINISHED_EVENT = "job-finished"  # listened for in templates (videos/video_list.html)
 
 
 @login_required
@@ -232,9 +235,13 @@ def job_status(request, slug, job_id):
     """One job's progress; the htmx fragment polls itself until the job ends."""
     project, job = _job_for(request, slug, job_id)
     template = "studio/_job.html#job" if request.htmx else "studio/job_detail.html"
-    return render(
+    response = render(
         request, template, {"project": project, "job": job, "is_admin": can(request.user, Action.ADMINISTER, project)}
     )
+    if request.htmx and job.is_finished:
+        # The page around a polled job (the video list) refreshes what the job changed.
+        trigger_client_event(response, JOB_FINISHED_EVENT, {"job": job.pk}, after="settle")
+    return response
 
 
 @login_required

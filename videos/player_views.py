@@ -17,7 +17,7 @@ from projects.permissions import Action, can, get_project_or_404
 
 from .comments import comments_density, comments_window
 from .models import Clip, Video, VideoStatus
-from .subtitles import cue_track, cues_webvtt
+from .subtitles import cue_track, cues_webvtt, file_cue_count
 
 # The comments panel asks for ±5 s around the playhead; the cap keeps one answer small whatever
 # a client asks for, and the longest window stops a script from paging the whole table through it.
@@ -99,6 +99,7 @@ def player(request, slug, video_id):
     context["is_admin"] = can(request.user, Action.ADMINISTER, video.project)
     if context["is_admin"]:
         context["decisions"] = list(video.curation_decisions.order_by("rule"))
+        context["file_cues"] = file_cue_count(video=video)
     return render(request, template, context)
 
 

@@ -22,6 +22,11 @@ class SubtitleImport:
     problems: list[Problem] = field(default_factory=list)
 
 
+def file_cue_count(*, video: Video) -> int:
+    """How many cues an imported subtitle file gave this video: a new import replaces them."""
+    return SubtitleCue.objects.filter(video=video, source__in=FILE_SOURCES).count()
+
+
 def subtitles_import(*, video: Video, data: bytes, filename: str, language: str = "") -> SubtitleImport:
     """Parse and store a subtitle file; malformed cues are reported by line and skipped.
 

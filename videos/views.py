@@ -67,6 +67,7 @@ def video_list(request, slug):
         "curation_statuses": CurationStatus.choices,
         "rules": [(code, label) for code, (label, _) in RULES.items()],
         "filters": {k: request.GET.get(k, "") for k in ("status", "curation", "failed_rule", "q")},
+        "rows_query": _rows_query(request.GET),
     }
     template = (
         "videos/video_list.html#rows"
@@ -74,6 +75,13 @@ def video_list(request, slug):
         else "videos/video_list.html"
     )
     return render(request, template, context)
+
+
+def _rows_query(params) -> str:
+    """This list's filters and page, asking for the rows alone: the rows refresh themselves with it."""
+    query = params.copy()
+    query["partial"] = "rows"
+    return query.urlencode()
 
 
 @login_required
@@ -216,11 +224,12 @@ def video_curation(request, slug, video_id):
 @login_required
 @require_POST
 def video_subtitles_upload(request, slug, video_id):
-    from .subtitle_formats import SubtitleFormatError
-    from .subtitles import subtitles_import
+    from .subtitle_formats import SubtitleFormatError, parse_subtitles
+    from .subtitles import file_cue_count, subtitles_import
 
     project, video = _video_for(request, slug, video_id, Action.ADMINISTER)
     upload = request.FILES.get("file")
+    existing = file_cue_count(video=video)
     if upload is None:
         messages.error(request, _("Choose a subtitle file first."))
     elif upload.size > SUBTITLE_MAX_BYTES:
@@ -230,9 +239,23 @@ def video_subtitles_upload(request, slug, video_id):
             % {"file": upload.name, "mb": SUBTITLE_MAX_BYTES // 1024 // 1024},
         )
     else:
+        data = upload.read()
         try:
+            if existing and request.POST.get("replace") != "1":
+                # The form asks first (a required box and a confirmation); a request without the answer
+                # changes nothing. The file is read all the same, so a bad one says what is wrong with it.
+                parse_subtitles(data, upload.name, video_duration_s=video.duration_s)
+                messages.error(
+                    request,
+                    _(
+                        "%(file)s: this video already has %(n)d subtitle cues from a file; "
+                        "tick “Replace them” to import over them."
+                    )
+                    % {"file": upload.name, "n": existing},
+                )
+                return _back(request, slug, video)
             result = subtitles_import(
-                video=video, data=upload.read(), filename=upload.name, language=request.POST.get("language", "")
+                video=video, data=data, filename=upload.name, language=request.POST.get("language", "")
             )
         except SubtitleFormatError as exc:
             details = "; ".join(str(p) for p in exc.problems[:5])

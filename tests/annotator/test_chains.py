@@ -306,3 +306,18 @@ def test_create_refuses_a_second_chain_and_invalid_turns_writing_nothing(project
     with pytest.raises(ChainInvalid):
         chain_create(clip=clip, user=people["annotator"], turns=[{"question": "", "answer": "A.", "skill": ""}])
     assert not QAChain.objects.filter(clip=clip).exists()
+
+
+def test_common_words_in_mixed_language_text_are_not_names():
+    assert (
+        hints(
+            ("视频里 The man 在做什么？What is he holding?", "他拿着 A cup。"),
+            ("视频里 The man 为什么笑？这时 What happens?", "因为 The dog 跳了。"),
+            ("那么 The dog 在哪里？", "在 The kitchen。"),
+        )
+        == {}
+    )
+
+
+def test_a_name_written_against_chinese_text_is_still_found_when_it_repeats():
+    assert hints(("视频中Tom在做什么？", "他在做饭。"), ("然后Tom去了哪里？", "厨房。")) == {1: ["Tom"]}

@@ -76,3 +76,32 @@ def test_the_partial_draws_titles_links_and_an_empty_note():
     assert '<a href="/x?a=1&amp;b=2">' in svg and "<title>a &amp; b: 2</title>" in svg
     empty = render_to_string("charts/chart.html", {"chart": charts.bar_chart([], [], title="E")})
     assert "Nothing in this range" in empty and "<rect" not in empty
+
+
+# --- units on the axes -------------------------------------------------------------------------------
+
+
+def test_a_vertical_chart_names_both_axes_units_and_makes_room_for_them():
+    plain = charts.bar_chart(["a", "b"], [3, 5], title="t", width=300, height=150)
+    chart = charts.bar_chart(["a", "b"], [3, 5], title="t", width=300, height=150, unit="items", category_unit="score")
+    assert [lb.text for lb in chart.axis_titles] == ["items", "score"]
+    assert chart.axis.y1 == plain.axis.y1 - charts.UNIT_ROW  # the category unit's row under the labels
+    assert max(b.height for b in chart.bars) < max(b.height for b in plain.bars)  # the value unit's above
+    out = charts.render_svg(chart)
+    assert ">items</text>" in out and ">score</text>" in out
+    assert "b: 5 items" in out  # a bar's title says what it counts
+
+
+def test_a_horizontal_chart_puts_its_unit_under_the_value_axis_and_grows():
+    plain = charts.bar_chart(["a", "b"], [3, 5], title="t", horizontal=True)
+    chart = charts.bar_chart(["a", "b"], [3, 5], title="t", horizontal=True, unit="%")
+    assert chart.height == plain.height + charts.UNIT_ROW
+    (unit,) = chart.axis_titles
+    assert unit.text == "%" and unit.y > max(lb.y for lb in chart.value_labels)
+    assert "b: 5%" in charts.render_svg(chart)
+
+
+def test_a_line_chart_names_its_units_and_a_chart_without_units_draws_none():
+    chart = charts.line_chart(["x", "y"], [("s", [1, 2])], title="t", unit="minutes", category_unit="day")
+    assert [lb.text for lb in chart.axis_titles] == ["minutes", "day"]
+    assert "axis-unit" not in charts.render_svg(charts.line_chart(["x", "y"], [("s", [1, 2])], title="t"))

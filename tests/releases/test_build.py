@@ -247,3 +247,19 @@ def test_release_files_work_on_any_storage_not_only_local_disk():
         files.write_bytes("a/doc.json", b"again")
     with pytest.raises(ReleaseStorageError):
         files.write_bytes("../escape.json", b"")
+
+
+def test_the_manifest_counts_each_format_and_says_why_items_were_left_out(small):
+    per_format = release_build(release=small.release()).manifest["per_format"]
+    assert list(per_format) == ["svbench", "longvideobench", "mvpbench", "livibench", "generic"]
+    assert per_format["generic"] == {"items": {"chain_pair": 2, "mcq": 5, "qa_chain": 4}, "left_out": []}
+    assert per_format["svbench"]["items"] == {"chain_pair": 2, "qa_chain": 4}
+    (mcqs,) = per_format["svbench"]["left_out"]
+    assert mcqs["count"] == 5 and mcqs["reason"].startswith("an MCQ") and len(mcqs["items"]) == 5
+    assert per_format["mvpbench"]["items"] == {"mcq": 1}
+    for fmt in ("longvideobench", "mvpbench", "livibench"):
+        c = per_format[fmt]
+        left = {entry["reason"]: entry["count"] for entry in c["left_out"]}
+        assert c["items"].get("mcq", 0) + sum(n for r, n in left.items() if r.startswith("an MCQ")) == 5, fmt
+        assert left["a QA chain or chain pair (SVBench and generic hold them)"] == 6, fmt
+        assert all(entry["items"][0].split()[0] in ("mcq", "qa_chain", "chain_pair") for entry in c["left_out"])

@@ -307,3 +307,32 @@ def test_project_home_links_to_releases(client, project, people):
     client.force_login(people["annotator"])
     page = client.get(reverse("studio:project_home", args=[project.slug])).text
     assert f'href="{reverse("releases:list", args=[project.slug])}"' in page
+
+
+def test_preview_shows_the_split_by_video_and_warns_when_a_split_stays_empty(client, project, people, accepted):
+    client.force_login(people["admin"])
+    url = reverse("releases:preview", args=[project.slug])
+    response = client.post(url, _form(), headers={"HX-Request": "true"})
+    assert "train <strong>2</strong> · test <strong>0</strong>" in response.text
+    assert "With 2 videos this split leaves test empty" in response.text
+    response = client.post(url, _form(train="0.5", test="0.5"), headers={"HX-Request": "true"})
+    assert "train <strong>1</strong> · test <strong>1</strong>" in response.text and "empty" not in response.text
+
+
+def test_the_release_page_lists_counts_per_format_and_what_was_left_out(client, project, people):
+    release = stored_release(project, version="v9")
+    release.manifest = {
+        **(release.manifest or {}),
+        "per_format": {
+            "svbench": {
+                "items": {"qa_chain": 3},
+                "left_out": [{"reason": "an MCQ (SVBench holds QA chains only)", "count": 2, "items": ["mcq 7"]}],
+            },
+            "generic": {"items": {"mcq": 2, "qa_chain": 3}, "left_out": []},
+        },
+    }
+    release.save()
+    client.force_login(people["annotator"])
+    page = client.get(reverse("releases:detail", args=[project.slug, release.pk])).text
+    assert "Per format" in page and "3 QA chains" in page and "2 MCQs, 3 QA chains" in page
+    assert "2: an MCQ (SVBench holds QA chains only)" in page and "mcq 7 …" in page

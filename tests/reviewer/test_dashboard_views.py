@@ -81,6 +81,9 @@ def test_the_page_draws_every_panel_with_its_numbers_and_links(client, w):
     assert "0.444" in html and "0.400" in html
     # Nothing half-rendered: no template error strings, every chart has a title.
     assert "Nothing in this range" not in html.split('id="panel-agreement"')[1]
+    # Axes say what they count.
+    for unit in ("items", "%", "minutes", "score"):
+        assert 'class="axis-unit"' in html and f">{unit}</text>" in html, unit
 
 
 def test_the_default_range_is_the_last_30_days_and_a_bad_range_says_why(client, w):

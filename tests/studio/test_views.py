@@ -1,3 +1,5 @@
+import json
+
 import pytest
 from django.urls import reverse
 
@@ -92,8 +94,11 @@ def test_job_fragment_polls_until_finished_and_retry_is_admin_only(
     job.status = JobStatus.FAILED
     job.error = "ffprobe: not a video"
     job.save()
-    fragment = client.get(url, headers={"HX-Request": "true"}).text
+    response = client.get(url, headers={"HX-Request": "true"})
+    fragment = response.text
     assert "hx-trigger" not in fragment and "not a video" in fragment and "Retry" not in fragment
+    # The page around it hears that the job ended (the video list reloads its rows).
+    assert json.loads(response.headers["HX-Trigger-After-Settle"]) == {"job-finished": {"job": job.pk}}
 
     retry = reverse("studio:job_retry", args=[project.slug, job.pk])
     assert client.post(retry).status_code == 403
