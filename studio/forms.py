@@ -27,7 +27,10 @@ SETTINGS_GROUPS = [
         "Machine drafts",
         ["frames_per_clip", "frame_max_side_px", "chain_min_turns", "chain_max_turns", "models_per_step"],
     ),
-    ("Quality gate and releases", ["judge_enabled", "judge_threshold", "judge_kinds", "path_jump_probability"]),
+    (
+        "Quality gate and releases",
+        ["judge_enabled", "judge_threshold", "judge_fallback", "judge_kinds", "path_jump_probability"],
+    ),
 ]
 # Settings fields that are not model fields (judge_kinds lives in models_per_step).
 _FORM_ONLY = {"judge_kinds"}
