@@ -179,7 +179,7 @@ def failed_jobs_open(*, project: Project, limit: int = LIMIT) -> list[Background
         target_type=OuterRef("target_type"),
         target_id=OuterRef("target_id"),
         pk__gt=OuterRef("pk"),
-    ).exclude(target_type="")
+    ).filter(~Q(target_type="") | Q(params=OuterRef("params")))  # a job with no target: the same parameters
     return list(jobs_failed(project=project).exclude(Exists(newer))[:limit])
 
 
