@@ -172,3 +172,17 @@ def test_only_admins_act_on_stuck_work(project, people, stuck):
             item_keys=[f"mcq:{stuck['mcq'].pk}"],
             to_status=ItemStatus.EXAMINING,
         )
+
+
+def test_the_api_sets_the_fallback_and_switching_the_gate_off_releases(client, project, people, stuck):
+    client.force_login(people["admin"])
+    url = f"/api/projects/{project.slug}/settings/"
+    assert client.get(url).json()["judge_fallback"] == "examine"
+    response = client.patch(url, {"judge_fallback": "author", "judge_enabled": False}, content_type="application/json")
+    assert response.status_code == 200, response.content
+    project.refresh_from_db()
+    assert project.judge_fallback == "author"
+    for item in (stuck["mcq"], stuck["chain"]):
+        item.refresh_from_db()
+        assert item.status == ItemStatus.EXAMINING
+        assert item_history(item=item)[-1].actor == people["admin"]
