@@ -29,6 +29,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext as _
 
 from .lifecycle import Transition, item_submit
+from .models import ItemStatus
 
 SENT_TO_JUDGE = "sent to the LLM judge"
 PASSED_TO_EXAMINERS = "passed on to examiners"
@@ -38,6 +39,7 @@ class Routed(Protocol):
     """Where a submitted item went: a judge job on its way, or the move the route made (or neither).
 
     Neither means it waits where it is; `waiting` (when the route has it) says why, in words.
+    `not_scored` (when the route has it) says why the move was made without a judge's score.
     """
 
     job: Any
@@ -95,16 +97,38 @@ class Submitted:
         return getattr(self.gate, "waiting", "") or ""
 
     @property
+    def not_scored(self) -> str:
+        """Why the item moved on without a judge's score ("" when it was not such a move)."""
+        if self.gate.transition is None:
+            return ""
+        return getattr(self.gate, "not_scored", "") or ""
+
+    @property
     def outcome(self) -> str:
-        """Where the item went: "judge", "examining" or "waiting" (submitted; the judge cannot be asked yet)."""
+        """Where the item went: "judge", "examining", "revising" (the judge could not score it and the
+        project sends such items back) or "waiting" (submitted; the judge cannot be asked yet)."""
         if self.waiting:
             return "waiting"
-        return "judge" if self.to_judge else "examining"
+        if self.to_judge:
+            return "judge"
+        if self.gate.transition is not None and self.gate.transition.item.status == ItemStatus.REVISING:
+            return "revising"
+        return "examining"
 
     def message(self, noun: str) -> str:
         """One sentence for the person who submitted, e.g. "Chain submitted and sent to the LLM judge."""
         if self.waiting:
             return _("%(noun)s submitted; it waits for the judge. %(reason)s") % {"noun": noun, "reason": self.waiting}
+        if self.not_scored and self.outcome == "revising":
+            return _("%(noun)s submitted, but the judge could not score it and it is back with you. %(reason)s") % {
+                "noun": noun,
+                "reason": self.not_scored,
+            }
+        if self.not_scored:
+            return _("%(noun)s submitted and passed on to examiners, marked not scored. %(reason)s") % {
+                "noun": noun,
+                "reason": self.not_scored,
+            }
         if self.to_judge:
             return f"{noun} submitted and {SENT_TO_JUDGE}: it comes back to you if it scores below the threshold."
         return f"{noun} submitted and {PASSED_TO_EXAMINERS}."

@@ -173,6 +173,7 @@ _SETTINGS_FIELDS = [
     "models_per_step",
     "judge_enabled",
     "judge_threshold",
+    "judge_fallback",
     "judge_kinds",
     "path_jump_probability",
     "archived_at",

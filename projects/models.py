@@ -14,6 +14,14 @@ class ProjectKind(models.TextChoices):
     GENERIC = "generic", _("Generic")
 
 
+class JudgeFallback(models.TextChoices):
+    """What happens to a submitted item the judge cannot score (no endpoint, the model failing, unusable answers)."""
+
+    EXAMINE = "examine", _("On to examining, marked “not scored” with the reason")
+    AUTHOR = "author", _("Back to the author, with the reason")
+    WAIT = "wait", _("Wait in “submitted” for an admin")
+
+
 class Project(models.Model):
     """A benchmark under construction: its taxonomies, thresholds and pipeline settings."""
 
@@ -54,6 +62,13 @@ class Project(models.Model):
     # Quality gate and releases.
     judge_enabled = models.BooleanField(default=True)
     judge_threshold = models.PositiveSmallIntegerField(default=90)
+    # Work never waits silently on a judge that cannot answer: by default it goes on, marked.
+    judge_fallback = models.CharField(
+        _("when the judge cannot score an item"),
+        max_length=10,
+        choices=JudgeFallback.choices,
+        default=JudgeFallback.EXAMINE,
+    )
     path_jump_probability = models.FloatField(default=0.8)
 
     # An archived project takes no new work (claims, imports, drafts) but stays readable and releasable.

@@ -1,5 +1,7 @@
 """Writes of projects: create from a preset (or another project's settings), update, archive."""
 
+from collections.abc import Callable
+
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -102,17 +104,37 @@ def project_create(
     return project
 
 
+# Apps above this one react to changed settings (the review app releases the items a switched-off
+# quality gate held); each is called as receiver(project=, user=, changed={field: old value}).
+_settings_receivers: list[Callable[..., None]] = []
+
+
+def project_settings_changed_connect(receiver: Callable[..., None]) -> None:
+    """Register a receiver of settings changes (once; apps call it in their AppConfig.ready)."""
+    if receiver not in _settings_receivers:
+        _settings_receivers.append(receiver)
+
+
 def project_update(*, project: Project, user, **fields) -> Project:
-    """Change settings of `project` (its admins only); the model's checks back every rule."""
+    """Change settings of `project` (its admins only); the model's checks back every rule.
+
+    The save and what the receivers do about the change commit together, or not at all.
+    """
     if not can(user, Action.ADMINISTER, project):
         raise ProjectRefused(_("Only the project's admins can change its settings."))
     allowed = set(copied_fields()) | {"name", "description", "primary_language"}
     unknown = set(fields) - allowed
     if unknown:
         raise TypeError(f"project_update() got unexpected field(s) {', '.join(sorted(unknown))}")
+    old = {name: getattr(project, name) for name in fields}
     for name, value in fields.items():
         setattr(project, name, value)
-    _save_checked(project)
+    changed = {name: before for name, before in old.items() if getattr(project, name) != before}
+    with transaction.atomic():
+        _save_checked(project)
+        if changed:
+            for receiver in _settings_receivers:
+                receiver(project=project, user=user, changed=changed)
     return project
 
 

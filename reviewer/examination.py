@@ -45,6 +45,7 @@ from .queues import (
     item_path,
     queue_claim_next,
 )
+from .stuck_work import NOT_SCORED_LABELS
 
 S = ItemStatus
 A = AssignmentStatus
@@ -88,6 +89,7 @@ _OTHER_REASONS = {
     REASON_GATE_OFF: "No quality gate for this kind",
     REASON_REOPEN: "Reopened by an admin",
     "admin_revert": "Admin revert",
+    **NOT_SCORED_LABELS,
 }
 _SHORT_OTHER = "Something else (see the comment)"
 ROUND_ZERO = _BEGINNING  # the round of an item never submitted

@@ -150,6 +150,12 @@ def item_judge_again(request, slug, kind, item_id):
             messages.success(request, _("The judge will score this item again."))
         elif outcome.waiting:
             messages.error(request, outcome.waiting)
+        elif outcome.not_scored:
+            messages.warning(
+                request,
+                _("The judge cannot score it, so it went on by the project's fallback (%(status)s). %(reason)s")
+                % {"status": outcome.transition.item.get_status_display().lower(), "reason": outcome.not_scored},
+            )
         else:
             messages.info(request, _("The quality gate is off for this item: it went on to examining."))
     if request.htmx:
@@ -277,6 +283,11 @@ def gate_waiting_view(request, slug):
         parts.append(_("%(n)s passed on to examining (no gate for their kind)") % {"n": counts["to_examining"]})
     if counts["already_queued"]:
         parts.append(_("%(n)s already with the judge") % {"n": counts["already_queued"]})
+    if counts.get("not_scored"):
+        parts.append(
+            _("%(count)d moved on by the project's fallback, not scored (no model endpoint)")
+            % {"count": counts["not_scored"]}
+        )
     if counts.get("no_endpoint"):
         messages.error(
             request,

@@ -8,10 +8,14 @@ QualityScore, and moves the item on: overall ≥ threshold → scored (ready for
 revising, with the judge's comments as the event's comment. With the gate off the item goes
 straight to examining.
 
+When the judge cannot score an item (no model endpoint, the model failing for good after the LLM
+layer's retries and one repair, answers without a usable score), the project's `judge_fallback`
+decides, so no item waits silently: on to examining marked "not scored" (the default), back to
+the author, or waiting in "submitted" for an admin (then the job fails with the reason, and
+retrying it, or "judge waiting items", scores it again). Either move is an item_transition whose
+reasons are REASON_NOT_SCORED and the cause, with the sentence in its comment; examiners see it.
+
 What the judge job survives:
-- the model failing for good (LLMError after the LLM layer's retries and one repair): the job
-  fails with the reason, the item stays submitted, and retrying the job (or "judge waiting
-  items") scores it again; nothing about the item is lost;
 - the item changing while the judge was answering (a relation rewrite changes a submitted chain):
   that verdict is about words nobody will review, so it is discarded and the new version is scored;
 - the item leaving "submitted" meanwhile (an admin acted on it) or the job running twice: the
@@ -33,8 +37,9 @@ from dataclasses import dataclass
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Avg, Count, Exists, OuterRef, Q
+from django.utils.translation import gettext as _
 
-from annotator.lifecycle import Transition, item_submit, item_transition
+from annotator.lifecycle import Transition, TransitionRefused, item_submit, item_transition
 from annotator.models import MCQ, ChainPair, ItemKind, ItemRef, ItemStatus, QAChain, QAPair
 from jobs.models import BackgroundJob
 from jobs.selectors import job_latest_for, jobs_active_for, jobs_failed
@@ -45,7 +50,7 @@ from llm.endpoints import NoModelEndpoint, endpoint_require
 from llm.frames import FrameSamplingError
 from llm.prompts import OPTION_LETTERS, template_update
 from llm.selectors import prompt_template_active
-from projects.models import Project
+from projects.models import JudgeFallback, Project
 
 from .models import QualityScore
 
@@ -61,6 +66,12 @@ DEFAULT_JUDGE_KINDS = (ItemKind.QA_CHAIN.value,)
 REASON_BELOW = "judge_below_threshold"
 REASON_PASSED = "judge_passed"
 REASON_GATE_OFF = "quality_gate_off"
+# The judge could not score the item and the project's fallback moved it on; a cause follows.
+REASON_NOT_SCORED = "judge_not_scored"
+CAUSE_NO_ENDPOINT = "no_model_endpoint"
+CAUSE_MODEL_FAILED = "judge_model_failed"
+CAUSE_UNUSABLE = "judge_answer_unusable"
+CAUSE_NO_FRAMES = "judge_no_frames"
 
 # A verdict on a version that changed meanwhile is discarded and the new version judged, this many
 # times at most in one run; an item that keeps changing fails the job (a retry tries again later).
@@ -72,7 +83,13 @@ TEMPLATE_KEYS = {ItemKind.QA_CHAIN: "judge", ItemKind.MCQ: "judge_mcq", ItemKind
 
 
 class JudgeFailed(Exception):
-    """The judge gave no usable verdict; the item stays submitted and the job can be retried."""
+    """The judge gave no usable verdict. `cause` names why; the project's fallback decides what the
+    item does, except when `fallback` is False (the item kept changing: a retry later can score it)."""
+
+    def __init__(self, message: str, *, cause: str = CAUSE_MODEL_FAILED, fallback: bool = True):
+        super().__init__(message)
+        self.cause = cause
+        self.fallback = fallback
 
 
 @dataclass(frozen=True)
@@ -84,6 +101,8 @@ class GateOutcome:
     transition: Transition | None = None
     # Neither job nor transition: the item waits in "submitted", and this says why.
     waiting: str = ""
+    # The judge could not be asked and the fallback moved the item (transition set): why.
+    not_scored: str = ""
 
 
 @dataclass(frozen=True)
@@ -142,9 +161,12 @@ def gate_on_submit(*, item, user=None) -> GateOutcome:
         try:
             endpoint_require(project=project)
         except NoModelEndpoint as exc:
-            # A judge job with nowhere to send its call would only fail: the item waits in
-            # "submitted" instead, and "judge waiting items" sends it once an endpoint is set.
-            return GateOutcome(submitted=None, waiting=exc.message)
+            # A judge job with nowhere to send its call would only fail: the project's fallback
+            # decides now (on to examining, back to the author, or waiting for an admin).
+            moved = gate_fallback(item=item, cause=CAUSE_NO_ENDPOINT, message=exc.message)
+            if moved is None:
+                return GateOutcome(submitted=None, waiting=exc.message)
+            return GateOutcome(submitted=None, transition=moved, not_scored=exc.message)
         return GateOutcome(submitted=None, job=_judge_job_create(item=item, kind=kind, user=user))
     moved = item_transition(
         item=item,
@@ -162,7 +184,43 @@ def item_submit_and_gate(*, item, user) -> GateOutcome:
         submitted = item_submit(item=item, user=user)
         outcome = gate_on_submit(item=submitted.item, user=user)
     item.status = submitted.item.status if outcome.transition is None else outcome.transition.item.status
-    return GateOutcome(submitted=submitted, job=outcome.job, transition=outcome.transition, waiting=outcome.waiting)
+    return GateOutcome(
+        submitted=submitted,
+        job=outcome.job,
+        transition=outcome.transition,
+        waiting=outcome.waiting,
+        not_scored=outcome.not_scored,
+    )
+
+
+def gate_fallback(*, item, cause: str, message: str, actor=None) -> Transition | None:
+    """Apply the project's `judge_fallback` to a submitted item the judge cannot score.
+
+    Returns the move (to examining, or back to the author in revising), each logged with the
+    reasons [REASON_NOT_SCORED, cause] and `message` as the comment; None when the policy is to
+    wait for an admin, or when the item left "submitted" meanwhile.
+    """
+    policy = item.project.judge_fallback
+    if policy == JudgeFallback.WAIT:
+        return None
+    to_status = ItemStatus.REVISING if policy == JudgeFallback.AUTHOR else ItemStatus.EXAMINING
+    return item_not_scored_move(item=item, to_status=to_status, cause=cause, message=message, actor=actor)
+
+
+def item_not_scored_move(*, item, to_status: str, cause: str, message: str, actor=None) -> Transition | None:
+    """Move a submitted item on without a score (examining, or revising for its author), with the reason."""
+    try:
+        return item_transition(
+            item=item,
+            to_status=to_status,
+            actor=actor,
+            reasons=[REASON_NOT_SCORED, cause],
+            comment=message,
+            expect_from=ItemStatus.SUBMITTED,
+        )
+    except TransitionRefused:
+        # Someone acted on it meanwhile: it is not waiting any more, nothing to do.
+        return None
 
 
 def _judge_job_create(*, item, kind: str, user) -> BackgroundJob:
@@ -182,8 +240,9 @@ def _judge_job_create(*, item, kind: str, user) -> BackgroundJob:
 def gate_process_waiting(*, project: Project, user=None) -> dict[str, int]:
     """Items left in "submitted" (a failed judge, a gate switched on or off meanwhile, a submit
     that skipped the gate): queue a judge for each covered kind, pass the rest to examiners.
-    Items whose judge is already queued or running are left alone; with no model endpoint the
-    covered items stay waiting too, counted under "no_endpoint" (a key present only then)."""
+    Items whose judge is already queued or running are left alone. With no model endpoint the
+    project's fallback decides: moved items are counted under "not_scored", items left waiting under
+    "no_endpoint" (keys present only then)."""
     counts = {"queued": 0, "to_examining": 0, "already_queued": 0}
     for model in MODELS.values():
         waiting = list(model.objects.filter(project=project, status=ItemStatus.SUBMITTED).order_by("pk"))
@@ -198,6 +257,8 @@ def gate_process_waiting(*, project: Project, user=None) -> dict[str, int]:
             outcome = gate_on_submit(item=item, user=user)
             if outcome.job is not None:
                 counts["queued"] += 1
+            elif outcome.not_scored:
+                counts["not_scored"] = counts.get("not_scored", 0) + 1
             elif outcome.transition is not None:
                 counts["to_examining"] += 1
             elif outcome.waiting:
@@ -230,7 +291,28 @@ def judge_job_run(*, job: BackgroundJob) -> None:
             job.result = {"to_status": ItemStatus.EXAMINING}
             return
         version = item.version
-        verdict, call = item_judge(item=item)
+        try:
+            verdict, call = item_judge(item=item)
+        except JudgeFailed as exc:
+            if not exc.fallback:
+                raise
+            moved = gate_fallback(item=item, cause=exc.cause, message=str(exc))
+            if moved is None:
+                item.refresh_from_db(fields=["status"])
+                if item.status == ItemStatus.SUBMITTED:
+                    # The project waits for an admin: the job fails, and retrying it asks again.
+                    raise JudgeFailed(
+                        _("%(reason)s The item stays submitted; retry this job.") % {"reason": exc},
+                        cause=exc.cause,
+                    ) from exc
+                continue
+            job.message = _("Not scored: %(reason)s Moved to %(status)s by the project's fallback.") % {
+                "reason": exc,
+                "status": moved.item.get_status_display().lower(),
+            }
+            job.result = {"not_scored": exc.cause, "reason": str(exc), "to_status": moved.item.status}
+            job_progress(job, done=1)
+            return
         judged = verdict_record(item=item, version=version, verdict=verdict, call=call)
         if judged is None:
             log.info("judge verdict on %s %s v%s discarded: the item changed", kind, item.pk, version)
@@ -253,7 +335,8 @@ def judge_job_run(*, job: BackgroundJob) -> None:
         return
     raise JudgeFailed(
         f"The item kept changing while the judge was scoring it ({MAX_JUDGE_ROUNDS} tries). "
-        "It stays submitted; retry when it has settled."
+        "It stays submitted; retry when it has settled.",
+        fallback=False,
     )
 
 
@@ -323,13 +406,13 @@ def item_judge(*, item) -> tuple[Verdict, object]:
     try:
         context, images = _JUDGE_INPUTS[kind](item)
     except FrameSamplingError as exc:
-        raise JudgeFailed(f"The judge needs frames of the video, and they could not be taken: {exc}") from exc
+        raise JudgeFailed(
+            f"The judge needs frames of the video, and they could not be taken: {exc}", cause=CAUSE_NO_FRAMES
+        ) from exc
     try:
         result = chat_json(project=project, step=JUDGE_STEP, template_key=key, context=context, images=images)
     except LLMError as exc:
-        raise JudgeFailed(
-            f"The judge model gave no usable verdict: {exc.message}. The item stays submitted; retry this job."
-        ) from exc
+        raise JudgeFailed(_("The judge model gave no usable verdict: %(error)s.") % {"error": exc.message}) from exc
     verdict = verdict_parse(result.parsed, dimensions=judge_dimensions(project, kind))
     return verdict, result.call
 
@@ -340,10 +423,14 @@ def verdict_parse(parsed, *, dimensions: list[str]) -> Verdict:
     Templates are editable, so the answer is checked here too, not only by the schema.
     """
     if not isinstance(parsed, dict):
-        raise JudgeFailed("The judge's answer is not a JSON object.")
+        raise JudgeFailed(_("The judge's answer is not a JSON object."), cause=CAUSE_UNUSABLE)
     overall = _score(parsed.get("overall"))
     if overall is None:
-        raise JudgeFailed(f"The judge's answer has no overall score from 0 to 100 (got {parsed.get('overall')!r}).")
+        raise JudgeFailed(
+            _("The judge's answer has no overall score from 0 to 100 (got %(value)r).")
+            % {"value": parsed.get("overall")},
+            cause=CAUSE_UNUSABLE,
+        )
     raw = parsed.get("scores") if isinstance(parsed.get("scores"), dict) else {}
     scores = {}
     for name in [*dimensions, *[k for k in raw if k not in dimensions]]:

@@ -38,6 +38,7 @@ from .queues import (
     queue_update,
     queues_for,
 )
+from .stuck_work import not_scored_notes
 
 ITEMS_SHOWN = 100
 STAGES = [(S.value, S.label) for S in (ItemStatus.ANNOTATING, ItemStatus.EXAMINING, ItemStatus.REVISING)]
@@ -236,6 +237,9 @@ def queue_detail(request, slug, queue_id):
         queue.refresh_from_db()  # show the stored settings beside the refused input
         queue.project = project
     rows, total = queue_item_rows(queue=queue, limit=ITEMS_SHOWN)
+    notes = not_scored_notes([row.item for row in rows])
+    for row in rows:
+        row.item.not_scored = notes.get((queue.item_kind, row.item.pk))
     return render(
         request,
         "reviewer/queue_detail.html",

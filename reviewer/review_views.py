@@ -68,6 +68,7 @@ from .history import diff_against_machine_draft, item_label
 from .models import Assignment, AssignmentStatus, ExamVerdict, ReviewQueue
 from .quality_gate import gate_applies
 from .queues import DEFAULT_LEASE_SECONDS, item_path, queue_stats
+from .stuck_work import not_scored_note, not_scored_notes
 
 S = ItemStatus
 LONGEST_VISIT_S = 24 * 3600  # a page open longer than this says nothing about time spent on the item
@@ -318,6 +319,7 @@ def _examine_context(request, project, kind: str, item, form: VerdictForm | None
             "prev_diff": prev_diff,
             "since_opened": since_opened,
             "is_admin": can(user, Action.ADMINISTER, project),
+            "not_scored": not_scored_note(item),
             "examine_config": {"kind": kind, "other": REASON_OTHER, **content["config"]},
             **item_scores_context(item, user=user),
         }
@@ -490,6 +492,9 @@ def examine_home(request, slug):
             ]
         # Oldest first across the kinds, as the next-item button takes them.
         waiting.sort(key=lambda row: (row["item"].submitted_at or ROUND_ZERO, row["item"].created_at))
+        notes = not_scored_notes([row["item"] for row in waiting])
+        for row in waiting:
+            row["not_scored"] = notes.get((row["kind"], row["item"].pk))
     recent = [
         {"verdict": v, "item": v.item, "label": item_label(v.item), "url": examine_url(project, v.item_kind, v.item.pk)}
         for v in ExamVerdict.objects.filter(project=project, examiner=user)

@@ -17,11 +17,13 @@ urlpatterns = [
 ]
 
 # --- quality gate and history (the LLM judge's scores, content versions and revert) ---
-from . import gate_views, history_views  # noqa: E402 - each block imports its own views
+from . import gate_views, history_views, stuck_views  # noqa: E402 - each block imports its own views
 
 urlpatterns += [
     path("p/<slug:slug>/scores/", gate_views.score_list, name="score_list"),
     path("p/<slug:slug>/scores/waiting/", gate_views.gate_waiting_view, name="gate_waiting"),
+    path("p/<slug:slug>/stuck/", stuck_views.stuck_work_page, name="stuck_work"),
+    path("p/<slug:slug>/stuck/act/", stuck_views.stuck_work_act, name="stuck_work_act"),
     path("p/<slug:slug>/scores/<int:score_id>/call/", gate_views.score_call, name="score_call"),
     path("p/<slug:slug>/scores/<str:kind>/<int:item_id>/", gate_views.item_scores_view, name="item_scores"),
     path("p/<slug:slug>/scores/<str:kind>/<int:item_id>/judge/", gate_views.item_judge_again, name="item_judge"),

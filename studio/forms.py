@@ -30,7 +30,7 @@ SETTINGS_GROUPS = [
     ),
     (
         gettext_lazy("Quality gate and releases"),
-        ["judge_enabled", "judge_threshold", "judge_kinds", "path_jump_probability"],
+        ["judge_enabled", "judge_threshold", "judge_fallback", "judge_kinds", "path_jump_probability"],
     ),
 ]
 # Settings fields that are not model fields (judge_kinds lives in models_per_step).

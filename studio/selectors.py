@@ -13,6 +13,7 @@ from llm.endpoints import endpoint_usable
 from projects.models import Project, Role
 from projects.permissions import roles_of
 from reviewer.models import Assignment, AssignmentStatus
+from reviewer.stuck_work import stuck_work_total
 from videos.models import CurationStatus, Video, VideoStatus
 
 
@@ -106,8 +107,15 @@ def _next_steps(*, project, user, overview: ProjectOverview, counts) -> list[Nex
                     reverse("studio:model_endpoint", args=[project.slug]),
                 )
             )
-        if overview.failed_jobs:
-            steps.append(NextStep(_("Look at failed background jobs and retry them"), len(overview.failed_jobs)))
+        stuck = stuck_work_total(project=project, submitted=_sum(ItemStatus.SUBMITTED, *counts))
+        if stuck:
+            steps.append(
+                NextStep(
+                    _("Stuck work: items waiting on a model, failed jobs, lapsed leases"),
+                    stuck,
+                    reverse("reviewer:stuck_work", args=[project.slug]),
+                )
+            )
         pending = overview.videos_by_curation.get(CurationStatus.PENDING.label, 0)
         if pending:
             steps.append(NextStep(_("Curate videos that have no decision yet"), pending, f"{videos}?curation=pending"))

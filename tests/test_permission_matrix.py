@@ -259,6 +259,8 @@ MATRIX = [
     # --- quality gate and history ---
     Case("reviewer:score_list"),
     post("reviewer:gate_waiting"),
+    Case("reviewer:stuck_work", gate=AD),
+    post("reviewer:stuck_work_act", why="an empty form is no action: back to the page with a message (302)"),
     Case("reviewer:score_call"),
     Case("reviewer:item_scores", ok=302, kwargs=CHAIN_ITEM, why="a plain visit goes to the history page"),
     post("reviewer:item_judge", kwargs=CHAIN_ITEM),
@@ -644,6 +646,7 @@ LIST_PAGES = [
     ("reviewer:queues", "", "mark"),
     ("reviewer:queue_detail", "", "mark"),
     ("reviewer:score_list", "", "mark"),
+    ("reviewer:stuck_work", "", "name"),  # the world has no stuck work: its name shows whose page it is
     ("reviewer:dashboard", "", "mark"),
     ("reviewer:examine_home", "", "mark"),
     ("reviewer:revise_list", "", "mark"),

@@ -11,13 +11,18 @@ from annotator.models import ItemStatus, QAChain, ReviewEvent
 from jobs.models import BackgroundJob, JobStatus
 from jobs.services import job_retry
 from llm.models import CallOutcome, LLMCall, PromptTemplate
+from projects.models import JudgeFallback
 from projects.taxonomies import CHAIN_JUDGE_DIMENSIONS
 from reviewer import quality_gate, tasks_gate
 from reviewer.models import QualityScore
 from reviewer.quality_gate import (
+    CAUSE_MODEL_FAILED,
+    CAUSE_NO_ENDPOINT,
+    CAUSE_UNUSABLE,
     JUDGE_TASK,
     REASON_BELOW,
     REASON_GATE_OFF,
+    REASON_NOT_SCORED,
     JudgeFailed,
     gate_on_submit,
     gate_process_waiting,
@@ -84,6 +89,12 @@ PAIR_SCORES = {"link_validity": 95, "cross_clip_dependency": 94, "rewrite_qualit
 def verdict(overall: int, comments: str = COMMENTS, **scores) -> dict:
     dims = dict.fromkeys(CHAIN_JUDGE_DIMENSIONS, overall) | scores
     return {"scores": dims, "overall": overall, "comments": comments}
+
+
+def wait_for_an_admin(project) -> None:
+    """The fallback that keeps an item the judge cannot score in "submitted" (not the default)."""
+    project.judge_fallback = JudgeFallback.WAIT
+    project.save(update_fields=["judge_fallback"])
 
 
 def run_job(job: BackgroundJob) -> BackgroundJob:
@@ -180,6 +191,7 @@ def test_a_malformed_answer_is_repaired(chain, people, fake_openai):
 
 
 def test_a_failing_judge_leaves_the_item_submitted_and_a_retry_scores_it(chain, people, fake_openai):
+    wait_for_an_admin(chain.project)
     fake_openai.always(JUDGE, Reply.status(500))
     job = submit_and_judge(chain, people["annotator"])
 
@@ -205,6 +217,7 @@ def test_an_answer_without_an_overall_score_fails_the_job_clearly(chain, people,
     from llm.prompts import template_update
 
     template_update(project=chain.project, key="judge", body="Judge {chain}.", schema={"type": "object"})
+    wait_for_an_admin(chain.project)
     fake_openai.script(JUDGE, [Reply.json({"scores": {}, "comments": "fine"})])
     job = submit_and_judge(chain, people["annotator"])
     assert job.status == JobStatus.FAILED and "no overall score" in job.error
@@ -410,6 +423,7 @@ def test_with_no_endpoint_a_submit_waits_for_the_judge_and_creates_no_job(chain,
 
     settings.OPENAI_BASE_URL = ""
     settings.OPENAI_API_KEY = ""
+    wait_for_an_admin(chain.project)
     before = BackgroundJob.objects.count()
 
     submitted = chain_submit(chain=chain, user=people["annotator"], expected_version=chain.version)
@@ -434,3 +448,200 @@ def test_with_no_endpoint_a_submit_waits_for_the_judge_and_creates_no_job(chain,
         "to_examining": 0,
         "already_queued": 0,
     }
+
+
+# --- when the judge cannot score an item: the project's fallback ----------------------------------------
+
+
+def moves(item) -> list[tuple[str, str, list, str]]:
+    return [(e.from_status, e.to_status, e.reasons, e.comment) for e in item_history(item=item)[1:]]
+
+
+def test_by_default_a_failing_judge_passes_the_item_on_marked_not_scored(chain, people, fake_openai):
+    from reviewer.stuck_work import not_scored_note
+
+    fake_openai.always(JUDGE, Reply.status(500))
+    job = submit_and_judge(chain, people["annotator"])
+
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    assert job.result["not_scored"] == CAUSE_MODEL_FAILED and "Not scored" in job.message
+    assert len(fake_openai.requests()) == 3  # the LLM layer's retries came first
+    chain.refresh_from_db()
+    assert chain.status == ItemStatus.EXAMINING
+    ((from_status, to_status, reasons, comment),) = moves(chain)
+    assert (from_status, to_status, reasons) == (
+        ItemStatus.SUBMITTED,
+        ItemStatus.EXAMINING,
+        [REASON_NOT_SCORED, CAUSE_MODEL_FAILED],
+    )
+    assert "500" in comment and "stays submitted" not in comment
+    note = not_scored_note(chain)
+    assert note.cause == CAUSE_MODEL_FAILED and note.reason == comment
+    assert not QualityScore.objects.exists()
+
+
+def test_a_project_can_send_items_the_judge_cannot_score_back_to_the_author(chain, people, fake_openai):
+    from annotator.lifecycle import REVISION_AUTHOR, revision_owner
+
+    chain.project.judge_fallback = JudgeFallback.AUTHOR
+    chain.project.save()
+    template_key_schema_free(chain.project)
+    fake_openai.always(JUDGE, Reply.json({"scores": {}, "comments": "fine"}))
+    job = submit_and_judge(chain, people["annotator"])
+
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    chain.refresh_from_db()
+    assert chain.status == ItemStatus.REVISING and revision_owner(item=chain) == REVISION_AUTHOR
+    ((_from, _to, reasons, comment),) = moves(chain)
+    assert reasons == [REASON_NOT_SCORED, CAUSE_UNUSABLE] and "no overall score" in comment
+
+
+def template_key_schema_free(project) -> None:
+    # An admin-edited template whose schema no longer asks for "overall": the answer passes the schema.
+    from llm.prompts import template_update
+
+    template_update(project=project, key="judge", body="Judge {chain}.", schema={"type": "object"})
+
+
+def test_an_unusable_answer_goes_on_marked_not_scored_by_default(chain, people, fake_openai):
+    template_key_schema_free(chain.project)
+    fake_openai.always(JUDGE, Reply.json({"scores": {}, "comments": "fine"}))
+    job = submit_and_judge(chain, people["annotator"])
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    chain.refresh_from_db()
+    assert chain.status == ItemStatus.EXAMINING
+    assert moves(chain)[0][2] == [REASON_NOT_SCORED, CAUSE_UNUSABLE]
+
+
+def test_an_item_that_keeps_changing_is_not_moved_by_the_fallback(chain, people, fake_openai, monkeypatch):
+    real_chat_json = quality_gate.chat_json
+
+    def always_edited(**kwargs):
+        result = real_chat_json(**kwargs)
+        QAChain.objects.filter(pk=chain.pk).update(version=F("version") + 1)
+        return result
+
+    monkeypatch.setattr(quality_gate, "chat_json", always_edited)
+    fake_openai.always(JUDGE, Reply.json(verdict(95)))
+    assert submit_and_judge(chain, people["annotator"]).status == JobStatus.FAILED
+    chain.refresh_from_db()
+    assert chain.status == ItemStatus.SUBMITTED
+
+
+def test_with_no_endpoint_a_submit_goes_on_marked_not_scored_by_default(chain, people, settings, client):
+    from annotator.chains import chain_submit
+
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
+    before = BackgroundJob.objects.count()
+
+    submitted = chain_submit(chain=chain, user=people["annotator"], expected_version=chain.version)
+
+    assert BackgroundJob.objects.count() == before
+    chain.refresh_from_db()
+    assert chain.status == ItemStatus.EXAMINING
+    assert submitted.outcome == "examining"
+    assert submitted.message("Chain") == f"Chain submitted and passed on to examiners, marked not scored. {NO_ENDPOINT}"
+    assert moves(chain) == [
+        (ItemStatus.SUBMITTED, ItemStatus.EXAMINING, [REASON_NOT_SCORED, CAUSE_NO_ENDPOINT], NO_ENDPOINT)
+    ]
+
+    # Examiners see the mark and the reason on the item.
+    client.force_login(people["examiner"])
+    page = client.get(reverse("reviewer:examine_item", args=[chain.project.slug, "qa_chain", chain.pk]))
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "Not scored by the judge: no model endpoint" in text and "No model endpoint is set" in text
+    home = client.get(reverse("reviewer:examine_home", args=[chain.project.slug])).content.decode()
+    assert "Not scored" in home
+
+
+def test_with_no_endpoint_and_the_author_fallback_the_item_goes_back(chain, people, settings):
+    from annotator.chains import chain_submit
+
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
+    chain.project.judge_fallback = JudgeFallback.AUTHOR
+    chain.project.save()
+    submitted = chain_submit(chain=chain, user=people["annotator"], expected_version=chain.version)
+    chain.refresh_from_db()
+    assert chain.status == ItemStatus.REVISING and submitted.outcome == "revising"
+    assert "back with you" in submitted.message("Chain")
+
+
+def test_judging_waiting_items_with_no_endpoint_applies_the_fallback(chain, people, project, settings):
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
+    item_transition(item=chain, to_status=ItemStatus.SUBMITTED, actor=people["annotator"])
+    counts = gate_process_waiting(project=project, user=people["admin"])
+    assert counts == {"queued": 0, "to_examining": 0, "already_queued": 0, "not_scored": 1}
+    chain.refresh_from_db()
+    assert chain.status == ItemStatus.EXAMINING
+
+
+# --- the gate switched off releases what it held -------------------------------------------------------
+
+
+def test_switching_the_gate_off_releases_every_waiting_item_with_a_reason(chain, people, project):
+    from projects.services import project_update
+
+    wait_for_an_admin(project)
+    mcq = factories.MCQFactory(project=project)
+    project.models_per_step = {"judge_kinds": ["qa_chain", "mcq"]}
+    project.save()
+    for item in (chain, mcq):
+        item_transition(item=item, to_status=ItemStatus.SUBMITTED, actor=people["annotator"])
+    accepted = factories.MCQFactory(project=project, status=ItemStatus.ACCEPTED)
+
+    project_update(project=project, user=people["admin"], judge_threshold=80)  # not about the gate
+    chain.refresh_from_db()
+    assert chain.status == ItemStatus.SUBMITTED
+
+    project_update(project=project, user=people["admin"], judge_enabled=False)
+    for item in (chain, mcq):
+        item.refresh_from_db()
+        assert item.status == ItemStatus.EXAMINING
+        (event,) = moves(item)[-1:]
+        assert event[2] == [REASON_GATE_OFF] and "switched off" in event[3]
+        assert item_history(item=item)[-1].actor == people["admin"]
+    accepted.refresh_from_db()
+    assert accepted.status == ItemStatus.ACCEPTED
+
+
+def test_narrowing_the_judged_kinds_releases_the_kinds_left_out(chain, people, project):
+    from projects.services import project_update
+
+    mcq = factories.MCQFactory(project=project)
+    project.models_per_step = {"judge_kinds": ["qa_chain", "mcq"]}
+    project.save()
+    for item in (chain, mcq):
+        item_transition(item=item, to_status=ItemStatus.SUBMITTED, actor=people["annotator"])
+    project_update(project=project, user=people["admin"], models_per_step={"judge_kinds": ["qa_chain"]})
+    chain.refresh_from_db()
+    mcq.refresh_from_db()
+    assert (chain.status, mcq.status) == (ItemStatus.SUBMITTED, ItemStatus.EXAMINING)
+
+
+def test_the_settings_page_switching_the_gate_off_releases_waiting_items(chain, people, project, client):
+    from studio.forms import ProjectSettingsForm
+
+    item_transition(item=chain, to_status=ItemStatus.SUBMITTED, actor=people["annotator"])
+    form = ProjectSettingsForm(instance=project)
+    data = {}
+    for name, bound in form.fields.items():
+        value = form.initial.get(name, bound.initial)
+        if name == "judge_enabled":
+            continue  # unticked
+        if isinstance(value, list) and name == "judge_kinds":
+            data[name] = value
+        elif isinstance(value, dict | list):
+            import json
+
+            data[name] = json.dumps(value)
+        elif value is not None:
+            data[name] = value
+    client.force_login(people["admin"])
+    page = client.post(reverse("studio:project_settings", args=[project.slug]), data)
+    assert page.status_code == 302, page.content.decode()[:2000]
+    chain.refresh_from_db()
+    assert chain.status == ItemStatus.EXAMINING
