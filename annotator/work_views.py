@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_safe
 
 from projects.models import ProjectKind
@@ -11,7 +12,7 @@ from projects.permissions import Action, can, get_project_or_404
 from reviewer.workspace import next_item, work_list
 
 from .models import ItemStatus
-from .selectors import KINDS, chains_without_pair, clips_without_chain
+from .selectors import KINDS, chains_without_pair, clips_without_chain, clips_without_chain_count
 
 LIST_LIMIT = 25
 SUMMARY_KINDS = [("chain", "QA chains"), ("pair", "Relations (chain pairs)"), ("mcq", "MCQs")]
@@ -92,6 +93,20 @@ def work_next(request, slug):
     project = get_project_or_404(request.user, slug)
     found = next_item(project=project, user=request.user, after=_after(request.GET.get("after", "")))
     if found is None:
+        bare = 0
+        if project.kind == ProjectKind.SVBENCH and can(request.user, Action.ANNOTATE, project):
+            bare = clips_without_chain_count(project=project)
+        if bare:
+            messages.info(
+                request,
+                ngettext(
+                    "No chain is waiting for you, but %(n)d clip has no QA chain yet: write one by hand (c).",
+                    "No chain is waiting for you, but %(n)d clips have no QA chain yet: write one by hand (c).",
+                    bare,
+                )
+                % {"n": bare},
+            )
+            return redirect("annotator:work", slug=project.slug)
         messages.info(request, "Nothing is waiting for you: every chain and chain pair you can edit is done.")
         return redirect("annotator:work", slug=project.slug)
     return redirect(_editor_url(project, *found))

@@ -222,3 +222,10 @@ def test_project_home_sends_annotators_to_bare_clips(client, project, people, vi
     client.force_login(people["annotator"])
     page = client.get(reverse("studio:project_home", args=[project.slug])).text
     assert "Write QA chains on clips that have none" in page
+
+
+def test_next_item_with_nothing_drafted_points_at_the_bare_clips(client, project, people, video):
+    clip(video, 0), clip(video, 1)
+    client.force_login(people["annotator"])
+    response = client.get(reverse("annotator:work_next", args=[project.slug]), follow=True)
+    assert "2 clips have no QA chain yet" in response.text
