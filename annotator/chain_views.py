@@ -6,17 +6,20 @@ role may not edit the chain at its stage gets 403. The JSON protocol is annotato
 `errors` for content that cannot be saved, 400 for a malformed request.
 """
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_safe
+from django.utils.translation import gettext
+from django.views.decorators.http import require_POST, require_safe
 
-from projects.permissions import get_project_or_404
+from projects.permissions import Action, can, get_project_or_404
 from reviewer.workspace import panels_context
+from videos.models import Clip
 from videos.player_views import clock_label, player_context
 
-from .chains import chain_hints, chain_save, chain_submit, chain_undo, chain_warnings
+from .chains import ChainExists, chain_create, chain_hints, chain_save, chain_submit, chain_undo, chain_warnings
 from .concurrency import StaleVersion
 from .edit_rights import may_edit, why_not_editable
 from .editor_endpoints import (
@@ -81,6 +84,31 @@ def _conflict(exc: StaleVersion, chain: QAChain, user, yours):
 
 
 @login_required
+@require_POST
+def chain_new(request, slug):
+    """POST /p/<slug>/chains/new/ clip=<id>: a chain written by hand on a clip that has none; opens its editor.
+
+    No model is needed: the chain starts empty, as the annotator's own work. A clip that already has
+    a chain opens that one instead.
+    """
+    project = get_project_or_404(request.user, slug, Action.ANNOTATE)
+    raw = request.POST.get("clip", "")
+    clip = None
+    if raw.isdecimal():
+        clip = Clip.objects.filter(pk=int(raw), video__project=project).select_related("video").first()
+    if clip is None:
+        messages.error(request, gettext("Choose a clip of this project for the new QA chain."))
+        return redirect("annotator:work", slug=project.slug)
+    clip.video.project = project
+    try:
+        created = chain_create(clip=clip, user=request.user, turns=[])
+    except ChainExists as exc:
+        messages.info(request, str(exc))
+        return redirect("annotator:chain_editor", slug=project.slug, chain_id=exc.chain_id)
+    return redirect("annotator:chain_editor", slug=project.slug, chain_id=created.chain.pk)
+
+
+@login_required
 @require_safe
 def chain_editor(request, slug, chain_id):
     """GET /p/<slug>/chains/<id>/: the clip playing in a loop beside its turns, edited with the keyboard."""
@@ -88,6 +116,9 @@ def chain_editor(request, slug, chain_id):
     project, clip, video = chain.project, chain.clip, chain.clip.video
     pairs = chain_pairs_for_editor(chain=chain)
     editable = chain.status in EDITABLE and may_edit(request.user, project, chain)
+    pair_before, pair_after = neighbour_pair(chain, "pair_as_after"), neighbour_pair(chain, "pair_as_before")
+    # Where no chain pair joins this chain to a neighbour that has a chain, links can be drawn by hand.
+    may_link = can(request.user, Action.ANNOTATE, project)
     skills = project.taxonomy("skills")
     context = player_context(video=video)
     context.update(
@@ -100,8 +131,10 @@ def chain_editor(request, slug, chain_id):
             "skills": [{"number": i + 1, **s} for i, s in enumerate(skills)],
             "editable": editable,
             "readonly_reason": "" if editable else why_not_editable(request.user, project, chain, "chain"),
-            "pair_before": neighbour_pair(chain, "pair_as_after"),
-            "pair_after": neighbour_pair(chain, "pair_as_before"),
+            "pair_before": pair_before,
+            "pair_after": pair_after,
+            "link_prev_chain": chain.prev_chain_id if may_link and pair_before is None else None,
+            "link_next_chain": chain.next_chain_id if may_link and pair_after is None else None,
             "next_url": next_url(project, "chain", chain.pk),
             "editor_config": {
                 "chainId": chain.pk,

@@ -5,13 +5,15 @@ and submit. The protocol of every editor (annotator/editor_endpoints): each answ
 pair's whole state; a stale version gets 409 with `theirs`.
 """
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_safe
+from django.utils.translation import gettext
+from django.views.decorators.http import require_POST, require_safe
 
-from projects.permissions import get_project_or_404
+from projects.permissions import Action, get_project_or_404
 from reviewer.workspace import panels_context
 from videos.player_views import clock_label, player_context
 
@@ -31,8 +33,10 @@ from .editor_endpoints import (
     submitted_payload,
 )
 from .lifecycle import EDITABLE
-from .models import ChainPair, Relation, RelationDecision
+from .models import ChainPair, QAChain, Relation, RelationDecision
 from .relations import (
+    NoNextChain,
+    chain_pair_create,
     chain_pair_submit,
     relation_add,
     relation_decide,
@@ -50,6 +54,30 @@ def _pair_or_404(request, slug, pair_id) -> ChainPair:
     if chain_pair is None:
         raise Http404("No such chain pair in this project.")
     return chain_pair
+
+
+@login_required
+@require_POST
+def pair_new(request, slug):
+    """POST /p/<slug>/pairs/new/ chain=<id>: the chain pair of that chain and the next clip's, opened to link by hand.
+
+    The relation-draft step makes chain pairs with a model; this one needs none. An existing pair
+    is opened as it is.
+    """
+    project = get_project_or_404(request.user, slug, Action.ANNOTATE)
+    raw = request.POST.get("chain", "")
+    chain = None
+    if raw.isdecimal():
+        chain = QAChain.objects.filter(pk=int(raw), project=project).select_related("clip").first()
+    if chain is None:
+        messages.error(request, gettext("Choose a QA chain of this project to link with the next clip's."))
+        return redirect("annotator:work", slug=project.slug)
+    try:
+        chain_pair = chain_pair_create(chain_before=chain, user=request.user)
+    except NoNextChain as exc:
+        messages.error(request, str(exc))
+        return redirect("annotator:chain_editor", slug=project.slug, chain_id=chain.pk)
+    return redirect("annotator:pair_editor", slug=project.slug, pair_id=chain_pair.pk)
 
 
 def _turns(chain, pairs) -> dict:

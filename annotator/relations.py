@@ -14,14 +14,16 @@ version of its chain (`chains.chain_turn_rewrite`), so an editor open on that ch
 from __future__ import annotations
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext
 from django.utils.translation import gettext as _
 
 from projects.refusals import Refused
+from videos.models import Video
 
 from .chains import MAX_TEXT_CHARS, chain_turn_rewrite
 from .concurrency import StaleVersion, version_claim
 from .lifecycle import EDITABLE, item_transition
-from .models import ChainPair, ItemStatus, Origin, QAPair, Relation, RelationDecision
+from .models import ChainPair, ItemStatus, Origin, QAChain, QAPair, Relation, RelationDecision
 from .submission import Submitted, item_hand_on
 
 
@@ -39,6 +41,51 @@ class ChainPairNotEditable(Refused):
     """The chain pair is past the stage where its links may change."""
 
     status, code = 409, "not_editable"
+
+
+class NoNextChain(Refused):
+    """The clip after this chain's clip has no chain (or there is no such clip): nothing to link to yet."""
+
+    status, code = 409, "no_next_chain"
+
+
+def chain_pair_create(*, chain_before: QAChain, user) -> ChainPair:
+    """The chain pair of `chain_before` and the chain of the next clip, for links drawn by hand.
+
+    The relation-draft step makes chain pairs too; without a model an annotator opens one here. An
+    existing pair (drafted or not) is returned as it is. A new one starts as `user`'s work (human
+    origin, annotating). Raises NoNextChain when clip i+1 carries no chain.
+    """
+    with transaction.atomic():
+        # The video's row serialises every writer of this video's chain pairs (the draft step too).
+        Video.objects.select_for_update().filter(pk=chain_before.clip.video_id).first()
+        video_id, index = chain_before.clip.video_id, chain_before.clip.index
+        existing = ChainPair.objects.filter(video_id=video_id, before_index=index).first()
+        if existing is not None:
+            return existing
+        chain_after = QAChain.objects.filter(clip__video_id=video_id, clip__index=index + 1).first()
+        if chain_after is None:
+            raise NoNextChain(
+                gettext("Clip %(index)s has no QA chain yet: write it first, then link the two chains.")
+                % {"index": index + 1}
+            )
+        author = user if getattr(user, "is_authenticated", False) else None
+        chain_pair = ChainPair(
+            project_id=chain_before.project_id,
+            video_id=video_id,
+            before_index=index,
+            chain_before=chain_before,
+            chain_after=chain_after,
+            status=ItemStatus.DRAFT,
+            origin=Origin.HUMAN,
+            human_edited=True,
+            author=author,
+        )
+        chain_pair._history_user = author
+        chain_pair.save()
+        item_transition(item=chain_pair, to_status=ItemStatus.ANNOTATING, actor=user, expect_from=ItemStatus.DRAFT)
+    chain_pair.refresh_from_db()
+    return chain_pair
 
 
 def relation_types(project) -> dict[str, dict]:

@@ -9,12 +9,13 @@ Each read is a fixed number of queries whatever the project holds (tests pin the
 from __future__ import annotations
 
 from django.core.exceptions import ObjectDoesNotExist
-from django.db.models import Count, OuterRef, Q, Subquery, Value
+from django.db.models import Count, Exists, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import Exact
 
 from projects.models import Role
 from projects.permissions import roles_of
+from videos.models import Clip, VideoStatus
 
 from .models import MCQ, ChainPair, ItemStatus, QAChain, QAPair, Relation, ReviewEvent
 
@@ -29,10 +30,23 @@ KINDS = ("chain", "pair")
 # --- one item ------------------------------------------------------------------------------------
 
 
+def _neighbour_chain_id(offset: int) -> Subquery:
+    return Subquery(
+        QAChain.objects.filter(
+            clip__video_id=OuterRef("clip__video_id"), clip__index=OuterRef("clip__index") + offset
+        ).values("pk")[:1]
+    )
+
+
 def chain_for_editor(*, project, chain_id: int) -> QAChain | None:
-    """The chain with its clip, video and neighbouring chain pairs, in one query; None if not in `project`."""
+    """The chain with its clip, video and neighbouring chain pairs, in one query; None if not in `project`.
+
+    `prev_chain_id` and `next_chain_id` name the chains of clips i-1 and i+1 (None where a clip has
+    none), so the editor can offer to link them by hand where no chain pair joins them yet.
+    """
     chain = (
         QAChain.objects.filter(pk=chain_id, project=project)
+        .annotate(prev_chain_id=_neighbour_chain_id(-1), next_chain_id=_neighbour_chain_id(1))
         .select_related("clip__video", "pair_as_before", "pair_as_after", "author")
         .defer("clip__video__probe")
         .first()
@@ -90,6 +104,39 @@ def chain_pair_contents(*, chain_pair: ChainPair) -> tuple[list[QAPair], list[QA
         relation.to_pair = by_id.get(relation.to_pair_id) or relation.to_pair
     relations.sort(key=lambda r: (r.from_pair.index, r.to_pair.index, r.pk))
     return before, after, relations
+
+
+# --- work without a model --------------------------------------------------------------------------
+
+
+def _bare_clips(project):
+    return Clip.objects.filter(video__project=project, video__status=VideoStatus.READY, chain__isnull=True)
+
+
+def clips_without_chain_count(*, project) -> int:
+    return _bare_clips(project).count()
+
+
+def clips_without_chain(*, project, limit: int) -> tuple[list[Clip], int]:
+    """The first `limit` clips of ready videos that carry no QA chain (video and clip order), and how many there are."""
+    clips = _bare_clips(project)
+    clips = clips.select_related("video").only("id", "index", "start_s", "end_s", "video__name")
+    rows = list(clips.order_by("video_id", "index")[:limit])
+    return rows, (len(rows) if len(rows) < limit else clips.count())
+
+
+def chains_without_pair(*, project, limit: int) -> tuple[list[QAChain], int]:
+    """Chains whose next clip has a chain too but no chain pair joins them yet: relations to draw by hand."""
+    next_chain = QAChain.objects.filter(
+        clip__video_id=OuterRef("clip__video_id"), clip__index=OuterRef("clip__index") + 1
+    )
+    chains = QAChain.objects.filter(project=project, pair_as_before__isnull=True).filter(Exists(next_chain))
+    rows = list(
+        chains.select_related("clip__video")
+        .only("id", "clip__index", "clip__video__name")
+        .order_by("clip__video_id", "clip__index")[:limit]
+    )
+    return rows, (len(rows) if len(rows) < limit else chains.count())
 
 
 # --- work lists ------------------------------------------------------------------------------------

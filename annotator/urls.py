@@ -24,10 +24,12 @@ from . import chain_views, relation_views, work_views  # noqa: E402 - each block
 urlpatterns += [
     path("p/<slug:slug>/work/", work_views.work, name="work"),
     path("p/<slug:slug>/work/next/", work_views.work_next, name="work_next"),
+    path("p/<slug:slug>/chains/new/", chain_views.chain_new, name="chain_new"),
     path("p/<slug:slug>/chains/<int:chain_id>/", chain_views.chain_editor, name="chain_editor"),
     path("p/<slug:slug>/chains/<int:chain_id>/save/", chain_views.chain_save_view, name="chain_save"),
     path("p/<slug:slug>/chains/<int:chain_id>/undo/", chain_views.chain_undo_view, name="chain_undo"),
     path("p/<slug:slug>/chains/<int:chain_id>/submit/", chain_views.chain_submit_view, name="chain_submit"),
+    path("p/<slug:slug>/pairs/new/", relation_views.pair_new, name="pair_new"),
     path("p/<slug:slug>/pairs/<int:pair_id>/", relation_views.pair_editor, name="pair_editor"),
     path("p/<slug:slug>/pairs/<int:pair_id>/links/", relation_views.pair_link_add, name="pair_link_add"),
     path(

@@ -5,13 +5,15 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_safe
 
-from projects.permissions import get_project_or_404
+from projects.models import ProjectKind
+from projects.permissions import Action, can, get_project_or_404
 from reviewer.workspace import next_item, work_list
 
 from .models import ItemStatus
-from .selectors import KINDS
+from .selectors import KINDS, chains_without_pair, clips_without_chain, clips_without_chain_count
 
 LIST_LIMIT = 25
 SUMMARY_KINDS = [("chain", "QA chains"), ("pair", "Relations (chain pairs)"), ("mcq", "MCQs")]
@@ -35,6 +37,8 @@ def _after(raw: str) -> tuple[str, int] | None:
 def work(request, slug):
     """GET /p/<slug>/work/[?status=…]: my items first; chains, chain pairs and MCQs by status."""
     project = get_project_or_404(request.user, slug)
+    if request.htmx and request.htmx.target == "work-by-hand":
+        return _work_by_hand(request, project)
     status = request.GET.get("status", "")
     if status not in ItemStatus.values:
         status = ""
@@ -56,6 +60,29 @@ def work(request, slug):
             "summary_rows": summary_rows,
             "work_statuses": [ItemStatus(s).label.lower() for s in result.statuses],
             "limit": LIST_LIMIT,
+            "by_hand": project.kind == ProjectKind.SVBENCH and can(request.user, Action.ANNOTATE, project),
+        },
+    )
+
+
+def _work_by_hand(request, project):
+    """The "start by hand" card, which the work list loads after the page (htmx, target #work-by-hand).
+
+    SVBench work needs no model: a clip without a chain, or two adjacent chains not yet linked, is
+    work an annotator starts by hand. Only annotators see it.
+    """
+    by_hand = project.kind == ProjectKind.SVBENCH and can(request.user, Action.ANNOTATE, project)
+    free_clips, free_clip_count = clips_without_chain(project=project, limit=LIST_LIMIT) if by_hand else ([], 0)
+    unlinked, unlinked_count = chains_without_pair(project=project, limit=LIST_LIMIT) if by_hand else ([], 0)
+    return render(
+        request,
+        "annotator/work.html#by_hand",
+        {
+            "project": project,
+            "free_clips": free_clips,
+            "free_clip_count": free_clip_count,
+            "unlinked": unlinked,
+            "unlinked_count": unlinked_count,
         },
     )
 
@@ -67,6 +94,20 @@ def work_next(request, slug):
     project = get_project_or_404(request.user, slug)
     found = next_item(project=project, user=request.user, after=_after(request.GET.get("after", "")))
     if found is None:
+        bare = 0
+        if project.kind == ProjectKind.SVBENCH and can(request.user, Action.ANNOTATE, project):
+            bare = clips_without_chain_count(project=project)
+        if bare:
+            messages.info(
+                request,
+                ngettext(
+                    "No chain is waiting for you, but %(n)d clip has no QA chain yet: write one by hand (c).",
+                    "No chain is waiting for you, but %(n)d clips have no QA chain yet: write one by hand (c).",
+                    bare,
+                )
+                % {"n": bare},
+            )
+            return redirect("annotator:work", slug=project.slug)
         messages.info(request, _("Nothing is waiting for you: every chain and chain pair you can edit is done."))
         return redirect("annotator:work", slug=project.slug)
     return redirect(_editor_url(project, *found))

@@ -8,9 +8,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
+from annotator.selectors import clips_without_chain_count
 from jobs.selectors import jobs_active, jobs_failed
 from llm.endpoints import endpoint_usable
-from projects.models import Project, Role
+from projects.models import Project, ProjectKind, Role
 from projects.permissions import roles_of
 from reviewer.models import Assignment, AssignmentStatus
 from reviewer.stuck_work import stuck_work_total
@@ -126,6 +127,12 @@ def _next_steps(*, project, user, overview: ProjectOverview, counts) -> list[Nex
         todo = _sum(ItemStatus.DRAFT, *counts) + _sum(ItemStatus.ANNOTATING, *counts)
         if todo:
             steps.append(NextStep(_("Annotate drafted items"), todo, reverse("annotator:work", args=[project.slug])))
+        if project.kind == ProjectKind.SVBENCH:
+            # Chains need no model: a clip without one is work an annotator starts by hand.
+            bare = clips_without_chain_count(project=project)
+            if bare:
+                work = reverse("annotator:work", args=[project.slug])
+                steps.append(NextStep(_("Write QA chains on clips that have none"), bare, work))
     if Role.EXAMINER in roles:
         todo = _sum(ItemStatus.SCORED, *counts) + _sum(ItemStatus.EXAMINING, *counts)
         if todo:

@@ -220,10 +220,12 @@ MATRIX = [
     # --- annotation: everyone reads; editing a chain, links or MCQ being annotated is the annotators' ---
     Case("annotator:work"),
     Case("annotator:work_next", ok=302, why="opens the next item, or goes back to the list"),
+    post("annotator:chain_new", AN, why="writing a chain by hand is annotating"),
     Case("annotator:chain_editor"),
     post("annotator:chain_save", AN, why="annotating chain: annotate (edit_rights.may_edit)"),
     post("annotator:chain_undo", AN),
     post("annotator:chain_submit", AN),
+    post("annotator:pair_new", AN, why="opening a chain pair to link by hand is annotating"),
     Case("annotator:pair_editor"),
     post("annotator:pair_link_add", AN),
     # These read the body's version before the link, so an empty body would answer 400 before 404.

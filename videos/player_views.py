@@ -13,6 +13,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 from django_htmx.http import HttpResponseClientRefresh
 
+from annotator.models import ItemStatus
+from projects.models import ProjectKind
 from projects.permissions import Action, can, get_project_or_404
 
 from .comments import comments_density, comments_window
@@ -97,6 +99,16 @@ def player(request, slug, video_id):
     template = "videos/player.html#player" if request.htmx else "videos/player.html"
     context = player_context(video=video)
     context["is_admin"] = can(request.user, Action.ADMINISTER, video.project)
+    if video.project.kind == ProjectKind.SVBENCH and video.status == VideoStatus.READY:
+        # Each clip with its QA chain, or a way to write one by hand (no model needed).
+        context["clip_chains"] = rows = list(
+            Clip.objects.filter(video=video)
+            .order_by("index")
+            .values("pk", "index", "start_s", "end_s", "chain__id", "chain__status")
+        )
+        for row in rows:
+            row["status_label"] = ItemStatus(row["chain__status"]).label if row["chain__status"] else ""
+        context["may_annotate"] = can(request.user, Action.ANNOTATE, video.project)
     if context["is_admin"]:
         context["decisions"] = list(video.curation_decisions.order_by("rule"))
         context["file_cues"] = file_cue_count(video=video)
