@@ -826,6 +826,15 @@
         return;
       }
       submitting = true;
+      // Save first, then ask once about the warnings of the text as it is now.
+      doc.flush()
+        .then(() => VidQA.submitFlow.confirm({ warnings: checks.warnings(draft(), rules), noun: "MCQ" }))
+        .then((yes) => {
+          if (!yes) { submitting = false; say("Not submitted: the MCQ is as you left it."); return; }
+          send();
+        });
+    }
+    function send() {
       say("Submitting…");
       doc.send(config.urls.submit, {}).then((body) => {
         submitting = false;
@@ -838,6 +847,7 @@
         setEditable(false);
         doc.show("saved", "Submitted · v" + body.version);
         say((body.message || "Submitted.") + " Press n for the next item.", "ok");
+        if (VidQA.submitFlow) VidQA.submitFlow.stay({ next: document.querySelector("[data-key=n]") });
       });
     }
 
