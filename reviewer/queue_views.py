@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotator.models import ItemKind, ItemStatus
@@ -17,6 +18,7 @@ from projects.refusals import refusal_redirect
 
 from .models import Assignment, ReviewQueue
 from .queues import (
+    DEFAULT_HEARTBEAT_SECONDS,
     AssignRefused,
     ClaimRefused,
     LeaseError,
@@ -40,7 +42,7 @@ from .queues import (
 ITEMS_SHOWN = 100
 STAGES = [(S.value, S.label) for S in (ItemStatus.ANNOTATING, ItemStatus.EXAMINING, ItemStatus.REVISING)]
 FILTER_FIELDS = ("categories", "duration_groups", "score_min", "score_max", "video_ids")
-_MODEL_FIELDS = ("name", "stage", "item_kind", "priority", "overlap", "is_active")
+_MODEL_FIELDS = ("name", "stage", "item_kind", "priority", "overlap", "heartbeat_seconds", "auto_advance", "is_active")
 
 
 class QueueForm(forms.Form):
@@ -69,10 +71,24 @@ class QueueForm(forms.Form):
     overlap = forms.IntegerField(initial=1, min_value=1, max_value=20, help_text="How many people see each item.")
     lease_minutes = forms.IntegerField(
         label="Lease (minutes)",
-        initial=30,
+        initial=4 * 60,
         min_value=1,
         max_value=24 * 60,
         help_text="A lease lapses unless renewed by a heartbeat; its item then returns to the queue.",
+    )
+    heartbeat_seconds = forms.IntegerField(
+        label=_("Heartbeat (seconds)"),
+        required=False,
+        initial=DEFAULT_HEARTBEAT_SECONDS,
+        min_value=10,
+        max_value=600,
+        help_text=_("How often an open page renews its lease and tells others it is open."),
+    )
+    auto_advance = forms.BooleanField(
+        label=_("Open the next item after a verdict"),
+        required=False,
+        initial=False,
+        help_text=_("Off: the page stays on the decided item and the next one is a key (n) away."),
     )
     is_active = forms.BooleanField(label="Active (members can claim)", required=False, initial=True)
 
@@ -131,6 +147,7 @@ class QueueForm(forms.Form):
         fields.update(
             filters={k: v for k, v in filters.items() if v not in (None, [], "")},
             lease_seconds=data["lease_minutes"] * 60,
+            heartbeat_seconds=data["heartbeat_seconds"] or DEFAULT_HEARTBEAT_SECONDS,
             members=[self.people[pk] for pk in data["members"]],
         )
         return fields

@@ -341,3 +341,27 @@ def test_submit_with_a_warning_asks_once_and_stays_on_the_chain(live_server, pag
     # n opens the next item.
     page.keyboard.press("n")
     page.wait_for_url(editor_url(live_server, chains[2]))
+
+
+def test_a_second_browser_sees_who_has_the_chain_open(live_server, page, browser, setup):
+    project, people, video, chains = setup
+    chain = chains[1]
+    other_context = browser.new_context(viewport={"width": 1400, "height": 900})
+    other_context.set_default_timeout(15_000)
+    other = other_context.new_page()
+    try:
+        login(page, live_server, people["annotator"])
+        page.goto(editor_url(live_server, chain))
+        wait_ready(page)
+        expect(page.locator("[data-presence]")).to_have_attribute("data-state", "beat")
+        expect(page.locator("[data-presence]")).to_be_hidden()  # nobody else has it open
+
+        login(other, live_server, people["admin"])
+        other.goto(editor_url(live_server, chain))
+        who = people["annotator"].get_full_name() or people["annotator"].username
+        expect(other.locator("[data-presence]")).to_be_visible()
+        expect(other.locator("[data-presence]")).to_contain_text(
+            re.compile(rf"Open by {re.escape(who)} since \d\d:\d\d")
+        )
+    finally:
+        other_context.close()
