@@ -12,6 +12,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
 from projects.permissions import Action, can, get_project_or_404
@@ -110,6 +111,7 @@ def chain_new(request, slug):
 
 @login_required
 @require_safe
+@never_cache  # Back shows the item as it is now, never an HTTP-cached copy
 def chain_editor(request, slug, chain_id):
     """GET /p/<slug>/chains/<id>/: the clip playing in a loop beside its turns, edited with the keyboard."""
     chain = _chain_or_404(request, slug, chain_id)
@@ -211,8 +213,8 @@ def chain_submit_view(request, chain, body):
     except StaleVersion as exc:
         return _conflict(exc, chain, request.user, {"version": version})
     next_page = next_url(chain.project, "chain", chain.pk)
-    # The editor moves on to the next item at once: the sentence is kept for the page it lands on.
+    # The editor stays on the submitted chain and says it there; no message is kept for the next page.
     return saved(
         _current_state(chain, request.user),
-        **submitted_payload(request, submitted, noun="Chain", next_page=next_page),
+        **submitted_payload(request, submitted, noun="Chain", next_page=next_page, keep_message=False),
     )

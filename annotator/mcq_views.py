@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import trigger_client_event
 
@@ -209,6 +210,7 @@ def unusable_form_context(*, video: Video, user, project: Project) -> dict:
 
 @login_required
 @require_safe
+@never_cache  # Back shows the item as it is now, never an HTTP-cached copy
 def mcq_editor(request, slug, mcq_id):
     """GET /p/<slug>/mcqs/<id>/[?video=<id>]: the editor beside the player of one of its videos."""
     project, mcq = _mcq_or_404(request, slug, mcq_id)

@@ -11,6 +11,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 
 from projects.permissions import Action, get_project_or_404
@@ -136,6 +137,7 @@ def _state_for(chain_pair: ChainPair, user) -> dict:
 
 @login_required
 @require_safe
+@never_cache  # Back shows the item as it is now, never an HTTP-cached copy
 def pair_editor(request, slug, pair_id):
     """GET /p/<slug>/pairs/<id>/: the links between chains i and i+1, with the rewrite guideline at hand."""
     chain_pair = _pair_or_404(request, slug, pair_id)
@@ -270,6 +272,6 @@ def pair_link_remove(request, chain_pair, relation, body, version):
 def pair_submit(request, chain_pair, relation, body, version):
     """POST …/submit/ {version}: hand the links on once every candidate is decided."""
     submitted = chain_pair_submit(chain_pair=chain_pair, user=request.user, expected_version=version)
-    # The editor goes to the next item at once: the sentence is kept for that page.
+    # The editor stays on the submitted links and says it there; no message is kept for the next page.
     next_page = next_url(chain_pair.project, "pair", chain_pair.pk)
-    return submitted_payload(request, submitted, noun="Links", next_page=next_page)
+    return submitted_payload(request, submitted, noun="Links", next_page=next_page, keep_message=False)

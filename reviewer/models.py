@@ -52,7 +52,12 @@ class ReviewQueue(models.Model):
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="review_queues")
     priority = models.SmallIntegerField(default=0)
     overlap = models.PositiveSmallIntegerField(default=1, help_text="How many people see each item at this stage")
-    lease_seconds = models.PositiveIntegerField(default=30 * 60)
+    # Long enough for a working session: a lease held while someone works lapses only when they have left.
+    lease_seconds = models.PositiveIntegerField(default=4 * 60 * 60)
+    # How often an open page renews its lease (static/js/lease.js) and says it is still open.
+    heartbeat_seconds = models.PositiveIntegerField(default=60)
+    # After a verdict, claim and open the next item at once (off: the page stays, "next" is one key away).
+    auto_advance = models.BooleanField(default=False)
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -62,6 +67,7 @@ class ReviewQueue(models.Model):
             models.UniqueConstraint(fields=["project", "name"], name="queue_unique_name"),
             models.CheckConstraint(condition=Q(overlap__gte=1), name="queue_overlap_positive"),
             models.CheckConstraint(condition=Q(lease_seconds__gte=30), name="queue_lease_minimum"),
+            models.CheckConstraint(condition=Q(heartbeat_seconds__gte=10), name="queue_heartbeat_minimum"),
         ]
 
     def __str__(self) -> str:

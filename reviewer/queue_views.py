@@ -19,6 +19,7 @@ from projects.refusals import refusal_redirect
 
 from .models import Assignment, ReviewQueue
 from .queues import (
+    DEFAULT_HEARTBEAT_SECONDS,
     AssignRefused,
     ClaimRefused,
     LeaseError,
@@ -43,7 +44,7 @@ from .stuck_work import not_scored_notes
 ITEMS_SHOWN = 100
 STAGES = [(S.value, S.label) for S in (ItemStatus.ANNOTATING, ItemStatus.EXAMINING, ItemStatus.REVISING)]
 FILTER_FIELDS = ("categories", "duration_groups", "score_min", "score_max", "video_ids")
-_MODEL_FIELDS = ("name", "stage", "item_kind", "priority", "overlap", "is_active")
+_MODEL_FIELDS = ("name", "stage", "item_kind", "priority", "overlap", "heartbeat_seconds", "auto_advance", "is_active")
 
 
 class QueueForm(forms.Form):
@@ -88,10 +89,24 @@ class QueueForm(forms.Form):
     )
     lease_minutes = forms.IntegerField(
         label=gettext_lazy("Lease (minutes)"),
-        initial=30,
+        initial=4 * 60,
         min_value=1,
         max_value=24 * 60,
         help_text=gettext_lazy("A lease lapses unless renewed by a heartbeat; its item then returns to the queue."),
+    )
+    heartbeat_seconds = forms.IntegerField(
+        label=gettext_lazy("Heartbeat (seconds)"),
+        required=False,
+        initial=DEFAULT_HEARTBEAT_SECONDS,
+        min_value=10,
+        max_value=600,
+        help_text=gettext_lazy("How often an open page renews its lease and tells others it is open."),
+    )
+    auto_advance = forms.BooleanField(
+        label=gettext_lazy("Open the next item after a verdict"),
+        required=False,
+        initial=False,
+        help_text=gettext_lazy("Off: the page stays on the decided item and the next one is a key (n) away."),
     )
     is_active = forms.BooleanField(label=gettext_lazy("Active (members can claim)"), required=False, initial=True)
 
@@ -150,6 +165,7 @@ class QueueForm(forms.Form):
         fields.update(
             filters={k: v for k, v in filters.items() if v not in (None, [], "")},
             lease_seconds=data["lease_minutes"] * 60,
+            heartbeat_seconds=data["heartbeat_seconds"] or DEFAULT_HEARTBEAT_SECONDS,
             members=[self.people[pk] for pk in data["members"]],
         )
         return fields

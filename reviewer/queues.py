@@ -72,7 +72,8 @@ STAGE_ACTIONS = {S.ANNOTATING: Action.ANNOTATE, S.EXAMINING: Action.EXAMINE, S.R
 # Where the video of an item is, as a lookup path from the item (MCQs: their first video, below).
 _VIDEO_PATHS = {ItemKind.QA_CHAIN: "clip__video", ItemKind.CHAIN_PAIR: "video"}
 
-DEFAULT_LEASE_SECONDS = 30 * 60
+DEFAULT_LEASE_SECONDS = 4 * 60 * 60  # a working session
+DEFAULT_HEARTBEAT_SECONDS = 60
 _BEGINNING = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)  # before any round of any item
 FILTER_KEYS = ("categories", "duration_groups", "score_min", "score_max", "video_ids")
 
@@ -362,7 +363,18 @@ def _check_members(*, project: Project, stage: str, members) -> None:
         )
 
 
-_QUEUE_FIELDS = ("name", "stage", "item_kind", "filters", "priority", "overlap", "lease_seconds", "is_active")
+_QUEUE_FIELDS = (
+    "name",
+    "stage",
+    "item_kind",
+    "filters",
+    "priority",
+    "overlap",
+    "lease_seconds",
+    "heartbeat_seconds",
+    "auto_advance",
+    "is_active",
+)
 
 
 def _queue_save(queue: ReviewQueue, *, members) -> ReviewQueue:
@@ -377,6 +389,8 @@ def _queue_save(queue: ReviewQueue, *, members) -> ReviewQueue:
         errors["overlap"] = "At least one person sees each item."
     if queue.lease_seconds is None or queue.lease_seconds < 30:
         errors["lease_seconds"] = "A lease lasts at least 30 seconds."
+    if queue.heartbeat_seconds is None or queue.heartbeat_seconds < 10:
+        errors["heartbeat_seconds"] = "A heartbeat comes at most every 10 seconds."
     if errors:
         raise ValidationError(errors)
     queue.name = queue.name.strip()

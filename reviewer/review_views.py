@@ -26,6 +26,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
@@ -66,8 +67,9 @@ from .examination import (
 from .gate_views import item_or_404, item_scores_context
 from .history import diff_against_machine_draft, item_label
 from .models import Assignment, AssignmentStatus, ExamVerdict, ReviewQueue
+from .presence import PRESENCE_BEAT_S, item_presence, presence_label
 from .quality_gate import gate_applies
-from .queues import DEFAULT_LEASE_SECONDS, item_path, queue_stats
+from .queues import DEFAULT_HEARTBEAT_SECONDS, DEFAULT_LEASE_SECONDS, item_path, queue_stats
 from .stuck_work import not_scored_note, not_scored_notes
 
 S = ItemStatus
@@ -210,7 +212,7 @@ class VerdictForm:
     comment: str = ""
     version: int | None = None
     opened_at: int | None = None
-    then_next: bool = True
+    then_next: bool = False
     sent: bool = False
 
     @classmethod
@@ -267,12 +269,12 @@ def _examine_context(request, project, kind: str, item, form: VerdictForm | None
     verdicts = item_verdicts(item=item)
     round_start = item_round(item)
     why_not = _why_no_verdict(user, project, item, kind, verdicts)
-    form = form or VerdictForm(version=item.version, opened_at=int(time.time()))
+    lease = examiner_lease(item=item, user=user)
+    form = form or VerdictForm(version=item.version, opened_at=int(time.time()), then_next=_advances(request, lease))
     checks = [
         {"number": i + 1, "code": code, "label": label, "ok": (code in form.ok) if form.sent else True}
         for i, (code, label) in enumerate(checklist_for(kind))
     ]
-    lease = examiner_lease(item=item, user=user)
 
     prev_version = previous_submitted_version(item=item)
     prev_diff = None
@@ -305,6 +307,7 @@ def _examine_context(request, project, kind: str, item, form: VerdictForm | None
             "why_not": why_not,
             "lease": lease,
             "lease_seconds": lease.queue.lease_seconds if lease and lease.queue else DEFAULT_LEASE_SECONDS,
+            "heartbeat_seconds": lease.queue.heartbeat_seconds if lease and lease.queue else DEFAULT_HEARTBEAT_SECONDS,
             "verdict_rows": [
                 {
                     "verdict": v,
@@ -320,11 +323,30 @@ def _examine_context(request, project, kind: str, item, form: VerdictForm | None
             "since_opened": since_opened,
             "is_admin": can(user, Action.ADMINISTER, project),
             "not_scored": not_scored_note(item),
+            "presence_label": presence_label(item_presence(item=item, user=user)),
+            "presence_url": reverse("reviewer:item_presence", args=[project.slug, kind, item.pk]),
+            "presence_beat_s": PRESENCE_BEAT_S,
             "examine_config": {"kind": kind, "other": REASON_OTHER, **content["config"]},
             **item_scores_context(item, user=user),
         }
     )
     return context
+
+
+# The person's last choice of "then open the next item", kept for the session.
+_ADVANCE_KEY = "examine_then_next"
+
+
+def _advances(request, lease: Assignment | None) -> bool:
+    """Whether a verdict opens the next item: this person's last choice, else the queue's (off by default).
+
+    Off, the examiner lands on their examining page with the next item one key (n) away, so nobody
+    holds a lease on an item they never meant to open.
+    """
+    chosen = request.session.get(_ADVANCE_KEY)
+    if chosen is not None:
+        return bool(chosen)
+    return bool(lease and lease.queue and lease.queue.auto_advance)
 
 
 def _examine_page(request, project, kind, item, *, form=None, error: str = "", status: int = 200):
@@ -339,6 +361,7 @@ def _examine_page(request, project, kind, item, *, form=None, error: str = "", s
 
 @login_required
 @require_safe
+@never_cache  # Back shows the item as it is now, never an HTTP-cached copy
 def examine_item(request, slug, kind, item_id):
     project = get_project_or_404(request.user, slug, Action.EXAMINE)
     item = _item(project, kind, item_id)
@@ -399,6 +422,7 @@ def examine_verdict(request, slug, kind, item_id):
             message += " Your ticks and comment are kept below."
         return _examine_page(request, project, kind, item, form=form, error=message, status=exc.status)
     messages.success(request, outcome.message)
+    request.session[_ADVANCE_KEY] = form.then_next
     if form.then_next:
         return _redirect(request, _next_or_home(request, project))
     return _redirect(request, reverse("reviewer:examine_home", args=[slug]))

@@ -16,6 +16,17 @@ urlpatterns = [
     path("p/<slug:slug>/leases/<int:assignment_id>/release/", queue_views.lease_release, name="lease_release"),
 ]
 
+# --- who else has an item open (every editor and the examine page beat here) ---
+from . import presence_views  # noqa: E402
+
+urlpatterns += [
+    path(
+        "p/<slug:slug>/presence/<str:kind>/<int:item_id>/",
+        presence_views.item_presence_beat,
+        name="item_presence",
+    ),
+]
+
 # --- quality gate and history (the LLM judge's scores, content versions and revert) ---
 from . import gate_views, history_views, stuck_views  # noqa: E402 - each block imports its own views
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, Value, When
+from django.urls import reverse
 from django.utils import timezone
 
 from annotator.models import MCQ, ChainPair, ItemStatus, QAChain
@@ -23,7 +24,8 @@ from annotator.selectors import KINDS, to_do_q, work_statuses, work_summary
 
 from .feedback import item_feedback
 from .models import Assignment, AssignmentStatus
-from .queues import DEFAULT_LEASE_SECONDS
+from .presence import PRESENCE_BEAT_S, item_presence, presence_label
+from .queues import DEFAULT_HEARTBEAT_SECONDS, DEFAULT_LEASE_SECONDS
 
 S = ItemStatus
 
@@ -33,7 +35,7 @@ def lease_for_editor(*, item, user) -> Assignment | None:
 
     A lease past its expiry that is still active is returned too: nobody has taken the item over
     (a claim would have marked it expired), and the page's first heartbeat renews it or says it lapsed.
-    `seconds` is set to the lease length the heartbeat renews for.
+    `seconds` is set to the lease length the heartbeat renews for, `heartbeat` to the queue's heartbeat period.
     """
     if not getattr(user, "is_authenticated", False):
         return None
@@ -45,14 +47,31 @@ def lease_for_editor(*, item, user) -> Assignment | None:
     )
     if lease is not None:
         lease.seconds = lease.queue.lease_seconds if lease.queue is not None else DEFAULT_LEASE_SECONDS
+        lease.heartbeat = lease.queue.heartbeat_seconds if lease.queue is not None else DEFAULT_HEARTBEAT_SECONDS
     return lease
 
 
 def panels_context(*, item, user) -> dict:
+    """Feedback, this person's lease, and who else has the item open: one query for every lease on it."""
     needs_feedback = item.status in (ItemStatus.REVISING, ItemStatus.FLAGGED)
+    ref = Assignment.ref_for(item)
+    leases = list(
+        Assignment.objects.filter(**ref, status=AssignmentStatus.ACTIVE)
+        .select_related("queue", "assignee")
+        .order_by("-leased_at", "-pk")
+    )
+    lease = next((a for a in leases if a.assignee_id == getattr(user, "pk", None)), None)
+    if lease is not None:
+        lease.seconds = lease.queue.lease_seconds if lease.queue is not None else DEFAULT_LEASE_SECONDS
+        lease.heartbeat = lease.queue.heartbeat_seconds if lease.queue is not None else DEFAULT_HEARTBEAT_SECONDS
+    others = item_presence(item=item, user=user, leases=leases) if getattr(user, "is_authenticated", False) else []
     return {
         "feedback": item_feedback(item=item) if needs_feedback else None,
-        "lease": lease_for_editor(item=item, user=user),
+        "lease": lease,
+        "presence": others,
+        "presence_label": presence_label(others),
+        "presence_url": reverse("reviewer:item_presence", args=[item.project.slug, ref["item_kind"], item.pk]),
+        "presence_beat_s": PRESENCE_BEAT_S,
     }
 
 

@@ -258,6 +258,7 @@ MATRIX = [
     post("reviewer:queue_assign"),
     post("reviewer:queue_leases"),
     post("reviewer:lease_release", V, 403, roles={"examiner": WRITE, "admin": WRITE}, why=HOLDER + " (or an admin)"),
+    post("reviewer:item_presence", V, 200, why="an open page of an item says it is open; every member may see items"),
     # --- quality gate and history ---
     Case("reviewer:score_list"),
     post("reviewer:gate_waiting"),

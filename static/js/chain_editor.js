@@ -3,7 +3,8 @@
 // the conflict view, where each turn is merged (keep mine, take theirs, or edit) before saving.
 // Keys (also listed by "?"): j/k or ↓/↑ move between turns, Enter edits the question, Tab goes to the
 // answer, Esc leaves the text, a adds a turn, d deletes one, Alt+↑/↓ moves it, 1–9 set its skill,
-// Ctrl+Z undoes the last saved change, Ctrl+Enter submits, n opens the next item.
+// Ctrl+Z undoes the last saved change, Ctrl+Enter submits (asking first when the chain has warnings;
+// the editor then stays on it, read only), n opens the next item.
 (function () {
   "use strict";
   const VidQA = (window.VidQA = window.VidQA || {});
@@ -253,13 +254,25 @@
         focusTurn(open);
         return;
       }
-      doc.send(config.urls.submit, {}).then((body) => {
-        if (!body) return;
-        render(body, false);
-        say((body.message || gettext("Submitted.")) + gettext(" Opening the next item…"), "info");
-        window.location.assign(body.next || config.urls.next);
-      });
+      // Save first, so the warnings asked about are those of the text as it is now.
+      if (asking) return;
+      asking = true;
+      doc.flush()
+        .then(() => VidQA.submitFlow.confirm({ warnings: state.warnings || [], noun: "chain" }))
+        .then((yes) => {
+          asking = false;
+          if (!yes) { say(gettext("Not submitted: the chain is as you left it."), "info"); return null; }
+          return doc.send(config.urls.submit, {});
+        })
+        .then((body) => {
+          if (!body) return;
+          // Stay on the submitted chain, read only; the next item is one key away.
+          render(body, false);
+          say((body.message || gettext("Submitted.")) + gettext(" Press n for the next item."), "info");
+          VidQA.submitFlow.stay({ next: document.getElementById("next-item") });
+        });
     }
+    let asking = false;
     function nextItem() {
       doc.flush().then((ok) => {
         if (!ok && doc.dirty) {

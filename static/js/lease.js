@@ -5,10 +5,12 @@
 //      data-heartbeat-url="/api/projects/<slug>/assignments/<id>/heartbeat/"
 //      data-lease-seconds="1800"                 the queue's lease length
 //      data-lease-expires="2025-05-01T14:32:00Z" optional: when it lapses now (ISO 8601)
+//      data-heartbeat-s="60"                     optional: the queue's heartbeat period
 //      data-interval-s="10"                      optional: heartbeat period (tests); else below
 //      data-queue-url="/p/<slug>/queues/3/"      optional: linked from the lapsed warning
 //      role="status" aria-live="polite">Held for you until 14:32</p>
-// Every lease_seconds / 3 (at least 10 s, at most 5 minutes), and whenever the tab becomes visible
+// Every heartbeat-s seconds (the queue's choice; else 5 minutes), never less often than lease_seconds / 3
+// nor more often than every 10 s, and whenever the tab becomes visible
 // again, it POSTs the heartbeat URL (session cookie and X-CSRFToken, as autosave.js sends) and shows
 // "Held for you until 14:32". A 409/410 saying the lease lapsed or is no longer active (codes
 // lease_expired, lease_not_active, not_active) or a 403/404 stops the heartbeats and shows a warning:
@@ -38,8 +40,9 @@
   function intervalSeconds(el) {
     const forced = parseFloat(el.dataset.intervalS);
     if (forced > 0) return forced;
-    const lease = parseFloat(el.dataset.leaseSeconds) || 30 * 60;
-    return Math.min(MAX_S, Math.max(MIN_S, lease / 3));
+    const lease = parseFloat(el.dataset.leaseSeconds) || 4 * 60 * 60;
+    const chosen = parseFloat(el.dataset.heartbeatS) || MAX_S;
+    return Math.max(MIN_S, Math.min(chosen, lease / 3));
   }
 
   function clock(date) {

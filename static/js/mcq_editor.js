@@ -825,6 +825,15 @@
         return;
       }
       submitting = true;
+      // Save first, then ask once about the warnings of the text as it is now.
+      doc.flush()
+        .then(() => VidQA.submitFlow.confirm({ warnings: checks.warnings(draft(), rules), noun: "MCQ" }))
+        .then((yes) => {
+          if (!yes) { submitting = false; say(gettext("Not submitted: the MCQ is as you left it.")); return; }
+          send();
+        });
+    }
+    function send() {
       say(gettext("Submitting…"));
       doc.send(config.urls.submit, {}).then((body) => {
         submitting = false;
@@ -837,6 +846,7 @@
         setEditable(false);
         doc.show("saved", gettext("Submitted · v") + body.version);
         say((body.message || gettext("Submitted.")) + gettext(" Press n for the next item."), "ok");
+        if (VidQA.submitFlow) VidQA.submitFlow.stay({ next: document.querySelector("[data-key=n]") });
       });
     }
 

@@ -204,11 +204,30 @@
         say(gettext("Link added and accepted. Rewrite the later QA below (e)."), "info");
       });
     }
+    // What a submit asks about: links accepted while their later QA does not read as the rewrite,
+    // or no accepted link at all.
+    function warnings() {
+      const accepted = state.relations.filter((r) => r.decision === "accepted");
+      const out = accepted.filter((r) => !r.applied).map((r) =>
+        "Link " + r.fromNumber + " → " + r.toNumber + " is accepted, but the later QA does not read as its rewrite.");
+      if (!accepted.length) out.push("No link is accepted: the chains are submitted as unrelated.");
+      return out;
+    }
+    let asking = false;
     function submit() {
-      act(config.urls.submit, {}, (answer) => {
-        say((answer.message || gettext("Submitted.")) + gettext(" Opening the next item…"), "info");
-        window.location.assign(answer.next || config.urls.next);
-      });
+      if (!state.editable || asking) return;
+      asking = true;
+      doc.flush()
+        .then(() => VidQA.submitFlow.confirm({ warnings: warnings(), noun: "pair of chains" }))
+        .then((yes) => {
+          asking = false;
+          if (!yes) { say(gettext("Not submitted: the links are as you left them."), "info"); return; }
+          // Stay on the submitted links, read only; the next item is one key away.
+          act(config.urls.submit, {}, (answer) => {
+            say((answer.message || gettext("Submitted.")) + gettext(" Press n for the next item."), "info");
+            VidQA.submitFlow.stay({ next: $("next-item") });
+          });
+        });
     }
 
     // A stale save or action: their state is shown; my rewrite text, if any, is kept to re-apply.

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 
 def lease_element(page: str) -> str:
-    return page.split("<p class=\"lease\"")[1].split("</p>")[0]
+    return page.split('<p class="lease"')[1].split("</p>")[0]
 
 
 def test_the_chain_editor_renders_the_lease_of_the_person_holding_it(client, project, people):
@@ -49,7 +49,7 @@ def test_the_links_and_mcq_editors_render_it_too(client, project, people, kind):
     client.force_login(people["annotator"])
     element = lease_element(client.get(target).text)
     assert f"/assignments/{lease.pk}/heartbeat/" in element
-    assert 'data-lease-seconds="1800"' in element  # no queue: the default lease length
+    assert 'data-lease-seconds="14400"' in element  # no queue: the default lease length
 
 
 def test_only_an_active_lease_counts_and_finding_it_is_one_query(project, people, django_assert_num_queries):
@@ -57,7 +57,12 @@ def test_only_an_active_lease_counts_and_finding_it_is_one_query(project, people
     user = people["annotator"]
     done = factories.AssignmentFactory(item=chain, assignee=user, stage="annotating", status=AssignmentStatus.COMPLETED)
     with django_assert_num_queries(1):
-        assert panels_context(item=chain, user=user) == {"feedback": None, "lease": None}
+        context = panels_context(item=chain, user=user)
+    assert {k: context[k] for k in ("feedback", "lease", "presence")} == {
+        "feedback": None,
+        "lease": None,
+        "presence": [],
+    }
     # Lapsed but still active (nobody took the item over): shown, and the page's heartbeat decides.
     past = timezone.now() - timedelta(hours=1)
     lapsed = factories.AssignmentFactory(
@@ -65,4 +70,4 @@ def test_only_an_active_lease_counts_and_finding_it_is_one_query(project, people
     )
     with django_assert_num_queries(1):
         found = panels_context(item=chain, user=user)["lease"]
-    assert found == lapsed and found != done and found.seconds == 1800
+    assert found == lapsed and found != done and found.seconds == 14400

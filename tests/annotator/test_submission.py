@@ -171,9 +171,9 @@ def test_the_submit_endpoints_say_where_the_item_went(client, chain, project, vi
     body = response.json()
     assert response.status_code == 200 and body["status"] == "submitted" and body["outcome"] == "judge"
     assert "sent to the LLM judge" in body["message"]
-    # The editor goes on to the next item at once: the sentence waits there as a message.
+    # The editor stays on the chain and says it there: no message waits on the next page.
     page = client.get(reverse("annotator:work", args=[project.slug]))
-    assert "Chain submitted and sent to the LLM judge" in page.text
+    assert "Chain submitted and sent to the LLM judge" not in page.text
 
     mcq = ready_mcq(project, video, people["annotator"])
     response = post(client, reverse("annotator:mcq_submit", args=[project.slug, mcq.pk]), {"version": mcq.version})

@@ -292,8 +292,76 @@ def test_relation_editor_accepts_rejects_and_rewrites_with_keys(live_server, pag
     assert later.question == "Knowing the test card before, why is she still showing it?"
 
     page.keyboard.press("Control+Enter")
-    page.wait_for_url(lambda url: "/pairs/" not in url)
+    # The editor stays on the submitted links, read only, and says where they went; n is the next item.
+    expect(page.locator("#pair-message")).to_contain_text("Links submitted and passed on to examiners.")
+    assert page.url.endswith(f"/pairs/{cp.pk}/")
     cp.refresh_from_db()
     assert cp.status == ItemStatus.EXAMINING  # links skip the LLM judge unless the project's gate covers them
-    # The page it lands on says where the links went.
-    expect(page.locator(".messages")).to_contain_text("Links submitted and passed on to examiners.")
+    expect(page.locator("#next-item")).to_be_focused()
+
+
+def test_submit_with_a_warning_asks_once_and_stays_on_the_chain(live_server, page, setup):
+    project, people, video, chains = setup
+    chain = chains[1]
+    QAPair.objects.filter(chain=chain, index=2).update(skill="")  # "No skill tagged on turn 3."
+    login(page, live_server, people["annotator"])
+    page.goto(editor_url(live_server, chain))
+    wait_ready(page)
+    expect(page.locator("#chain-warnings")).to_contain_text("No skill tagged on turn 3")
+
+    # Ctrl+Enter asks in the page; Escape goes back with nothing submitted.
+    page.keyboard.press("Control+Enter")
+    ask = page.locator("dialog#submit-confirm")
+    expect(ask).to_be_visible()
+    expect(ask).to_contain_text("No skill tagged on turn 3")
+    page.keyboard.press("Escape")
+    expect(ask).to_be_hidden()
+    chain.refresh_from_db()
+    assert chain.status == ItemStatus.DRAFT
+
+    # A second Ctrl+Enter asks again, and Ctrl+Enter in the dialog submits.
+    page.keyboard.press("Control+Enter")
+    expect(ask).to_be_visible()
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("#chain-message")).to_contain_text("Press n for the next item")
+    assert page.url == editor_url(live_server, chain)
+    chain.refresh_from_db()
+    assert chain.status != ItemStatus.DRAFT
+    expect(page.locator("#chain-status")).to_have_text(chain.get_status_display())
+    expect(page.locator("#turns > li.turn").nth(0).locator(".turn-q")).to_be_disabled()
+    expect(page.locator("#next-item")).to_be_focused()
+
+    # Leaving and coming Back (back/forward cache or not) shows the chain as it is now.
+    page.goto(f"{live_server.url}/p/{project.slug}/work/")
+    QAChain.objects.filter(pk=chain.pk).update(status=ItemStatus.EXAMINING)
+    page.go_back()
+    wait_ready(page)
+    expect(page.locator("#chain-status")).to_have_text("Examining")
+
+    # n opens the next item.
+    page.keyboard.press("n")
+    page.wait_for_url(editor_url(live_server, chains[2]))
+
+
+def test_a_second_browser_sees_who_has_the_chain_open(live_server, page, browser, setup):
+    project, people, video, chains = setup
+    chain = chains[1]
+    other_context = browser.new_context(viewport={"width": 1400, "height": 900})
+    other_context.set_default_timeout(15_000)
+    other = other_context.new_page()
+    try:
+        login(page, live_server, people["annotator"])
+        page.goto(editor_url(live_server, chain))
+        wait_ready(page)
+        expect(page.locator("[data-presence]")).to_have_attribute("data-state", "beat")
+        expect(page.locator("[data-presence]")).to_be_hidden()  # nobody else has it open
+
+        login(other, live_server, people["admin"])
+        other.goto(editor_url(live_server, chain))
+        who = people["annotator"].get_full_name() or people["annotator"].username
+        expect(other.locator("[data-presence]")).to_be_visible()
+        expect(other.locator("[data-presence]")).to_contain_text(
+            re.compile(rf"Open by {re.escape(who)} since \d\d:\d\d")
+        )
+    finally:
+        other_context.close()

@@ -90,9 +90,12 @@ def test_examine_flag_and_pass_then_revise_by_keyboard(live_server, page, setup)
     page.keyboard.type("Nothing is never right here.")
     page.keyboard.press("Escape")
     page.keyboard.press("f")
-    # Then the next item opens: the chain, its clip looping.
-    page.wait_for_url(f"**/p/{project.slug}/examine/qa_chain/{chain.pk}/")
+    # No item is claimed behind the examiner's back: their page says what happened, n opens the next.
+    page.wait_for_url(f"**/p/{project.slug}/examine/")
     expect(page.locator(".messages")).to_contain_text("Flagged: the item goes to a reviser with 1 reason.")
+    page.keyboard.press("n")
+    # The next item: the chain, its clip looping.
+    page.wait_for_url(f"**/p/{project.slug}/examine/qa_chain/{chain.pk}/")
     mcq.refresh_from_db()
     event = item_history(item=mcq)[-1]
     assert mcq.status == ItemStatus.FLAGGED and event.reasons == ["options_plausible"]
@@ -102,6 +105,10 @@ def test_examine_flag_and_pass_then_revise_by_keyboard(live_server, page, setup)
     page.evaluate("() => { VidQA.player.seek(3.3); VidQA.player.play(); }")
     page.wait_for_function("() => !VidQA.player.paused && VidQA.player.currentTime < 1.5", timeout=5_000)
     page.evaluate("() => VidQA.player.pause()")
+    # Opening the next item after a verdict is a choice: ticked, the next one is claimed (none is left).
+    expect(page.locator("input[name=then_next]")).not_to_be_checked()
+    page.locator("input[name=then_next]").check()
+    page.evaluate("() => document.activeElement.blur()")  # keys work outside form fields
     page.keyboard.press("p")
     page.wait_for_url(f"**/p/{project.slug}/examine/")
     expect(page.locator(".messages")).to_contain_text("Nothing else is waiting for you to examine.")

@@ -74,6 +74,14 @@ def wait_settled(page) -> None:
     )
 
 
+def submit_chain(page) -> None:
+    """Ctrl+Enter; the turns carry no skill, so the editor asks once: Enter confirms. It stays on the chain."""
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("dialog#submit-confirm")).to_be_visible()
+    page.keyboard.press("Enter")
+    expect(page.locator("#chain-message")).to_contain_text("Press n for the next item")
+
+
 def edit_question(page, turn: int, text: str) -> None:
     """Keyboard only: focus the turn (j), edit its question (Enter), leave the field (Escape)."""
     page.locator("#turns > li.turn").nth(0).focus()
@@ -114,7 +122,7 @@ def test_the_full_review_loop_by_three_people(live_server, page, world, fake_ope
     page.goto(editor)
     wait_editor(page)
     edit_question(page, 0, "What is on the screen when the chef starts?")
-    page.keyboard.press("Control+Enter")
+    submit_chain(page)
     wait_status(chain, S.REVISING)
     assert chain.author == people["annotator"]
 
@@ -124,7 +132,7 @@ def test_the_full_review_loop_by_three_people(live_server, page, world, fake_ope
     expect(page.locator("#feedback")).to_contain_text(LOW)
     expect(page.locator("#feedback")).to_contain_text("72")
     edit_question(page, 1, "Why is she still showing the card?")
-    page.keyboard.press("Control+Enter")
+    submit_chain(page)
     wait_status(chain, S.SCORED)
 
     # 3. The examiner takes the next item (x, n) and flags it: 4 unticks "needs the video", c comments.
@@ -155,7 +163,7 @@ def test_the_full_review_loop_by_three_people(live_server, page, world, fake_ope
     wait_status(chain, S.REVISING)
     expect(page.locator("#feedback")).to_contain_text("Turn 3 can be answered from the menu card alone.")
     edit_question(page, 2, "What does she hold up when she names the dish?")
-    page.keyboard.press("Control+Enter")
+    submit_chain(page)
     wait_status(chain, S.SCORED)
 
     # 5. The examiner passes it: accepted.
