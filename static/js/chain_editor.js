@@ -258,7 +258,7 @@
       if (asking) return;
       asking = true;
       doc.flush()
-        .then(() => VidQA.submitFlow.confirm({ warnings: state.warnings || [], noun: "chain" }))
+        .then(() => VidQA.submitFlow.confirm({ warnings: state.warnings || [], noun: gettext("chain") }))
         .then((yes) => {
           asking = false;
           if (!yes) { say(gettext("Not submitted: the chain is as you left it."), "info"); return null; }

@@ -827,7 +827,7 @@
       submitting = true;
       // Save first, then ask once about the warnings of the text as it is now.
       doc.flush()
-        .then(() => VidQA.submitFlow.confirm({ warnings: checks.warnings(draft(), rules), noun: "MCQ" }))
+        .then(() => VidQA.submitFlow.confirm({ warnings: checks.warnings(draft(), rules), noun: gettext("MCQ") }))
         .then((yes) => {
           if (!yes) { submitting = false; say(gettext("Not submitted: the MCQ is as you left it.")); return; }
           send();

@@ -209,8 +209,9 @@
     function warnings() {
       const accepted = state.relations.filter((r) => r.decision === "accepted");
       const out = accepted.filter((r) => !r.applied).map((r) =>
-        "Link " + r.fromNumber + " → " + r.toNumber + " is accepted, but the later QA does not read as its rewrite.");
-      if (!accepted.length) out.push("No link is accepted: the chains are submitted as unrelated.");
+        interpolate(gettext("Link %(from)s → %(to)s is accepted, but the later QA does not read as its rewrite."),
+          { from: r.fromNumber, to: r.toNumber }, true));
+      if (!accepted.length) out.push(gettext("No link is accepted: the chains are submitted as unrelated."));
       return out;
     }
     let asking = false;
@@ -218,7 +219,7 @@
       if (!state.editable || asking) return;
       asking = true;
       doc.flush()
-        .then(() => VidQA.submitFlow.confirm({ warnings: warnings(), noun: "pair of chains" }))
+        .then(() => VidQA.submitFlow.confirm({ warnings: warnings(), noun: gettext("pair of chains") }))
         .then((yes) => {
           asking = false;
           if (!yes) { say(gettext("Not submitted: the links are as you left them."), "info"); return; }

@@ -13,7 +13,6 @@
 (function () {
   "use strict";
   const VidQA = (window.VidQA = window.VidQA || {});
-  const t = (s) => (window.gettext ? window.gettext(s) : s);
 
   function build() {
     let dialog = document.getElementById("submit-confirm");
@@ -47,21 +46,21 @@
     const warnings = (options && options.warnings) || [];
     if (!warnings.length) return Promise.resolve(true);
     const dialog = build();
-    const noun = (options && options.noun) || t("item");
-    dialog.querySelector("h2").textContent = t("Submit this %s with warnings?").replace("%s", noun);
+    const noun = (options && options.noun) || gettext("item");
+    dialog.querySelector("h2").textContent = interpolate(gettext("Submit this %s with warnings?"), [noun]);
     dialog.querySelector("ul").replaceChildren(...warnings.map((w) => {
       const li = document.createElement("li");
       li.textContent = typeof w === "string" ? w : w.message;
       return li;
     }));
     dialog.querySelector("p.muted").textContent =
-      t("Enter or Ctrl+Enter submits it as it is; Escape goes back to fix it.");
+      gettext("Enter or Ctrl+Enter submits it as it is; Escape goes back to fix it.");
     const yes = dialog.querySelector("[data-submit-confirm=yes]");
     const no = dialog.querySelector("[data-submit-confirm=no]");
     yes.innerHTML = "";
-    yes.append(t("Submit anyway") + " ", Object.assign(document.createElement("kbd"), { textContent: "Enter" }));
+    yes.append(gettext("Submit anyway") + " ", Object.assign(document.createElement("kbd"), { textContent: "Enter" }));
     no.innerHTML = "";
-    no.append(t("Cancel") + " ", Object.assign(document.createElement("kbd"), { textContent: "Esc" }));
+    no.append(gettext("Cancel") + " ", Object.assign(document.createElement("kbd"), { textContent: "Esc" }));
     const back = document.activeElement;
     return new Promise((resolve) => {
       let answered = false;
