@@ -253,7 +253,7 @@ class ProjectSettingsSerializer(serializers.ModelSerializer):
         return value
 
     def validate_curation_rules(self, value):
-        if not isinstance(value, list) or any(r not in RULES for r in value):
+        if not isinstance(value, list) or any(not isinstance(r, str) or r not in RULES for r in value):
             raise serializers.ValidationError(f"A list of rule codes from: {', '.join(RULES)}.")
         return value
 
