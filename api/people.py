@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
@@ -21,6 +21,7 @@ from projects.models import Invitation, Role
 from projects.permissions import Action, get_project_or_404
 from reviewer import departures
 
+from .errors import ErrorResponseSerializer
 from .jobs import SLUG
 from .mixins import ApiAuthMixin
 
@@ -29,6 +30,10 @@ INVITATION_ID = OpenApiParameter(
     "invitation_id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The invitation's id."
 )
 NO_SUCH_MEMBER = gettext_lazy("No such member of this project.")
+LAST_ADMIN = OpenApiResponse(
+    ErrorResponseSerializer,
+    description="`last_admin`: this would leave the project without an admin; make someone else an admin first.",
+)
 
 
 class MemberSerializer(serializers.Serializer):
@@ -112,7 +117,7 @@ class MemberRolesRemoveApi(ApiAuthMixin, APIView):
         tags=["people"],
         parameters=[SLUG, USER_ID],
         request=RolesInputSerializer,
-        responses={200: MemberSerializer},
+        responses={200: MemberSerializer, 409: LAST_ADMIN},
     )
     def post(self, request, slug, user_id):
         """Take roles from a member; leases at stages they may no longer work go back to the queues.
@@ -129,7 +134,11 @@ class MemberRolesRemoveApi(ApiAuthMixin, APIView):
 
 class MemberRemoveApi(ApiAuthMixin, APIView):
     @extend_schema(
-        operation_id="members_remove", tags=["people"], parameters=[SLUG, USER_ID], request=None, responses={204: None}
+        operation_id="members_remove",
+        tags=["people"],
+        parameters=[SLUG, USER_ID],
+        request=None,
+        responses={204: None, 409: LAST_ADMIN},
     )
     def delete(self, request, slug, user_id):
         """Remove a member (every role); what they held goes back to the queues, their work stays."""
@@ -221,7 +230,12 @@ class InvitationRevokeApi(ApiAuthMixin, APIView):
         tags=["people"],
         parameters=[SLUG, INVITATION_ID],
         request=None,
-        responses={200: InvitationSerializer},
+        responses={
+            200: InvitationSerializer,
+            409: OpenApiResponse(
+                ErrorResponseSerializer, description="`used`: someone joined with it; remove the member instead."
+            ),
+        },
     )
     def post(self, request, slug, invitation_id):
         """Withdraw an unused invitation: its link stops working. Revoking twice is not an error."""

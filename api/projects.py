@@ -16,6 +16,7 @@ from projects.presets import JUDGE_KINDS, JUDGE_KINDS_KEY, PRESETS
 from projects.selectors import project_list_for
 from projects.services import ProjectRefused, project_archive, project_create, project_unarchive, project_update
 from projects.taxonomies import EDITABLE_TAXONOMIES, taxonomy_errors
+from videos.curation import RULES
 
 from .mixins import ApiAuthMixin
 
@@ -182,6 +183,31 @@ _SETTINGS_FIELDS = [
 ]
 
 
+# The settings stored as JSON, typed: an object or a list, never null (the validators below refuse null).
+@extend_schema_field({"type": "object", "additionalProperties": {}})
+class _JsonObjectField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field({"type": "array", "items": {"type": "string", "enum": sorted(RULES)}})
+class _CurationRulesField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": {
+            "type": "object",
+            "properties": {"min": {"type": "number"}, "max": {"type": "number"}},
+            "additionalProperties": False,
+        },
+    }
+)
+class _ScoreThresholdsField(serializers.JSONField):
+    pass
+
+
 class ProjectSettingsSerializer(serializers.ModelSerializer):
     """Every setting of a project: what an admin reads and changes (PATCH sends only what changes)."""
 
@@ -190,6 +216,16 @@ class ProjectSettingsSerializer(serializers.ModelSerializer):
         required=False,
         help_text="Item kinds the quality gate judges when it is on (kept in models_per_step.judge_kinds).",
     )
+    taxonomies = _JsonObjectField(
+        required=False,
+        help_text="Taxonomy key → rows. Editable taxonomies need a unique, non-empty code and a non-empty label per "
+        "row: " + ", ".join(f"{k} ({c}, {label})" for k, (c, label) in EDITABLE_TAXONOMIES.items()),
+    )
+    curation_rules = _CurationRulesField(required=False)
+    external_score_thresholds = _ScoreThresholdsField(
+        required=False, help_text='Score name → bounds, e.g. {"aesthetic": {"min": 4.5}}.'
+    )
+    models_per_step = _JsonObjectField(required=False, help_text="Step → model name.")
     links = serializers.SerializerMethodField()
 
     class Meta:
@@ -197,13 +233,6 @@ class ProjectSettingsSerializer(serializers.ModelSerializer):
         fields = _SETTINGS_FIELDS
         read_only_fields = ["slug", "kind", "archived_at", "updated_at"]
         ref_name = "ProjectSettings"
-        extra_kwargs = {
-            "taxonomies": {
-                "help_text": "Taxonomy key → rows. Editable taxonomies need a unique, non-empty code and a "
-                "non-empty label per row: "
-                + ", ".join(f"{k} ({c}, {label})" for k, (c, label) in EDITABLE_TAXONOMIES.items())
-            },
-        }
 
     def to_representation(self, project):
         data = super().to_representation(project)
@@ -225,9 +254,7 @@ class ProjectSettingsSerializer(serializers.ModelSerializer):
         return value
 
     def validate_curation_rules(self, value):
-        from videos.curation import RULES
-
-        if not isinstance(value, list) or any(r not in RULES for r in value):
+        if not isinstance(value, list) or any(not isinstance(r, str) or r not in RULES for r in value):
             raise serializers.ValidationError(f"A list of rule codes from: {', '.join(RULES)}.")
         return value
 
