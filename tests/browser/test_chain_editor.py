@@ -302,6 +302,8 @@ def test_relation_editor_accepts_rejects_and_rewrites_with_keys(live_server, pag
 
 def test_submit_with_a_warning_asks_once_and_stays_on_the_chain(live_server, page, setup):
     project, people, video, chains = setup
+    # No judge: the item's status after the submit is the editor's doing alone, not a worker's.
+    type(project).objects.filter(pk=project.pk).update(judge_enabled=False)
     chain = chains[1]
     QAPair.objects.filter(chain=chain, index=2).update(skill="")  # "No skill tagged on turn 3."
     login(page, live_server, people["annotator"])
@@ -333,10 +335,10 @@ def test_submit_with_a_warning_asks_once_and_stays_on_the_chain(live_server, pag
 
     # Leaving and coming Back (back/forward cache or not) shows the chain as it is now.
     page.goto(f"{live_server.url}/p/{project.slug}/work/")
-    QAChain.objects.filter(pk=chain.pk).update(status=ItemStatus.EXAMINING)
+    QAChain.objects.filter(pk=chain.pk).update(status=ItemStatus.ACCEPTED)
     page.go_back()
     wait_ready(page)
-    expect(page.locator("#chain-status")).to_have_text("Examining")
+    expect(page.locator("#chain-status")).to_have_text("Accepted")
 
     # n opens the next item.
     page.keyboard.press("n")

@@ -1,6 +1,7 @@
 """Headless Chromium: a site administrator creates a LongVideoBench project and edits a taxonomy row."""
 
 import pytest
+from playwright.sync_api import expect
 
 from projects.models import Membership, Project, ProjectKind, Role
 from tests import factories
@@ -53,6 +54,6 @@ def test_admin_creates_a_longvideobench_project_and_edits_a_taxonomy(live_server
     box.locator("summary").click()
     box.locator("input[name=tax-question_categories-1-code]").fill("S2E")
     page.get_by_role("button", name="Save settings").click()
-    assert page.get_by_text("The code S2E is used twice.").is_visible()
+    expect(page.get_by_text("The code S2E is used twice.")).to_be_visible()
     project.refresh_from_db()
     assert project.taxonomies["question_categories"][1]["code"] == "S2O"
