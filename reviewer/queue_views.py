@@ -147,7 +147,7 @@ class QueueForm(forms.Form):
             found = dict(self.project.videos.filter(name__in=names).values_list("name", "pk"))
             missing = [n for n in names if n not in found]
             if missing:
-                raise ValidationError(f"No video named {', '.join(missing)} in this project.")
+                raise ValidationError(_("No video named %(names)s in this project.") % {"names": ", ".join(missing)})
             ids += found.values()
         return ids
 
