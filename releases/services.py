@@ -225,7 +225,7 @@ def release_create(
     worker, for a caller that runs it in-process (`releases.tasks.release_build_job`).
     """
     if not can(by, Action.ADMINISTER, project):
-        raise PermissionDenied("Only project admins cut releases.")
+        raise PermissionDenied(_("Only project admins cut releases."))
     errors: dict[str, list[str]] = {}
     cleaned: dict = {}
     for name, check in (
@@ -330,7 +330,7 @@ def release_delete(*, release: DatasetRelease, by) -> DatasetRelease:
     """Mark a release deleted and remove its stored files (admins). The row keeps who and when."""
     project = release.project
     if not can(by, Action.ADMINISTER, project):
-        raise PermissionDenied("Only project admins delete releases.")
+        raise PermissionDenied(_("Only project admins delete releases."))
     with transaction.atomic():
         release = DatasetRelease.objects.select_for_update().get(pk=release.pk)
         if release.status == ReleaseStatus.DELETED:

@@ -210,7 +210,7 @@ def queue_list(request, slug):
                 messages.success(request, _("Queue %(name)s created.") % {"name": queue.name})
                 return redirect("reviewer:queue_detail", slug=slug, queue_id=queue.pk)
     elif request.method == "POST":
-        raise PermissionDenied("Only project admins define queues.")
+        raise PermissionDenied(_("Only project admins define queues."))
     queues = list(queues_for(project=project, user=request.user))
     for queue in queues:
         queue.project = project

@@ -413,7 +413,7 @@ def _queue_save(queue: ReviewQueue, *, members) -> ReviewQueue:
 def queue_create(*, project: Project, by, members=(), **fields) -> ReviewQueue:
     """A new queue (admins). Fields as on ReviewQueue; a ValidationError names each bad field."""
     if not can(by, Action.ADMINISTER, project):
-        raise PermissionDenied("Only project admins define queues.")
+        raise PermissionDenied(_("Only project admins define queues."))
     unknown = set(fields) - set(_QUEUE_FIELDS)
     if unknown:
         raise TypeError(f"queue_create() got unexpected field(s) {', '.join(sorted(unknown))}")
@@ -423,7 +423,7 @@ def queue_create(*, project: Project, by, members=(), **fields) -> ReviewQueue:
 def queue_update(*, queue: ReviewQueue, by, members=None, **fields) -> ReviewQueue:
     """Change a queue's settings (admins); leases already given keep their stage and expiry."""
     if not can(by, Action.ADMINISTER, queue.project):
-        raise PermissionDenied("Only project admins change queues.")
+        raise PermissionDenied(_("Only project admins change queues."))
     unknown = set(fields) - set(_QUEUE_FIELDS)
     if unknown:
         raise TypeError(f"queue_update() got unexpected field(s) {', '.join(sorted(unknown))}")
@@ -859,7 +859,7 @@ def queue_assign_items(*, queue: ReviewQueue, items: Iterable, assignee, by, now
     already seen by `overlap` people) are listed in `refused` with the reason; the rest are assigned.
     """
     if not can(by, Action.ADMINISTER, queue.project):
-        raise PermissionDenied("Only project admins assign items.")
+        raise PermissionDenied(_("Only project admins assign items."))
     _check_assignee(queue, assignee)
     ids = _item_ids(items)
     now = now or timezone.now()
@@ -874,7 +874,7 @@ def queue_reassign(*, queue: ReviewQueue, assignments: Iterable[Assignment], ass
     and is listed in `refused` by item id.
     """
     if not can(by, Action.ADMINISTER, queue.project):
-        raise PermissionDenied("Only project admins reassign items.")
+        raise PermissionDenied(_("Only project admins reassign items."))
     _check_assignee(queue, assignee)
     now = now or timezone.now()
     column = KIND_FIELDS[ItemKind(queue.item_kind)]
