@@ -20,7 +20,7 @@ from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext as _
 
 from projects.refusals import Refused
@@ -86,16 +86,20 @@ def _skill_codes(project) -> list[str]:
 def _clean_turns(*, chain: QAChain, pairs, existing_ids: set[int]) -> list[dict]:
     """Turn the editor's list into clean rows, or raise ChainInvalid naming every problem."""
     if not isinstance(pairs, list):
-        raise ChainInvalid([{"turn": None, "field": "pairs", "message": "The turns must be sent as a list."}])
+        raise ChainInvalid([{"turn": None, "field": "pairs", "message": _("The turns must be sent as a list.")}])
     errors: list[dict] = []
     if len(pairs) > MAX_TURNS:
-        errors.append({"turn": None, "field": "pairs", "message": f"A chain holds at most {MAX_TURNS} turns."})
+        errors.append(
+            {"turn": None, "field": "pairs", "message": _("A chain holds at most %(max)s turns.") % {"max": MAX_TURNS}}
+        )
     skills = set(_skill_codes(chain.project))
     seen: set[int] = set()
     rows = []
     for number, raw in enumerate(pairs, start=1):
         if not isinstance(raw, dict):
-            errors.append({"turn": number, "field": "", "message": f"Turn {number} is not a question and answer."})
+            errors.append(
+                {"turn": number, "field": "", "message": _("Turn %(n)s is not a question and answer.") % {"n": number}}
+            )
             continue
         pair_id = raw.get("id")
         if pair_id in ("", None):
@@ -105,27 +109,35 @@ def _clean_turns(*, chain: QAChain, pairs, existing_ids: set[int]) -> list[dict]
                 {
                     "turn": number,
                     "field": "id",
-                    "message": f"Turn {number} refers to a turn that is no longer in this chain; reload to see it.",
+                    "message": _("Turn %(n)s refers to a turn that is no longer in this chain; reload to see it.")
+                    % {"n": number},
                 }
             )
             pair_id = None
         elif pair_id in seen:
-            errors.append({"turn": number, "field": "id", "message": f"Turn {number} appears twice."})
+            errors.append({"turn": number, "field": "id", "message": _("Turn %(n)s appears twice.") % {"n": number}})
         else:
             seen.add(pair_id)
         row = {"id": pair_id}
-        for name, label in (("question", "a question"), ("answer", "an answer")):
+        for name, missing, too_long in (
+            (
+                "question",
+                _("Turn %(n)s needs a question."),
+                _("Turn %(n)s: the question is longer than %(max)s characters."),
+            ),
+            (
+                "answer",
+                _("Turn %(n)s needs an answer."),
+                _("Turn %(n)s: the answer is longer than %(max)s characters."),
+            ),
+        ):
             value = raw.get(name)
             text = value.strip() if isinstance(value, str) else ""
             if not text:
-                errors.append({"turn": number, "field": name, "message": f"Turn {number} needs {label}."})
+                errors.append({"turn": number, "field": name, "message": missing % {"n": number}})
             elif len(text) > MAX_TEXT_CHARS:
                 errors.append(
-                    {
-                        "turn": number,
-                        "field": name,
-                        "message": f"Turn {number}: the {name} is longer than {MAX_TEXT_CHARS} characters.",
-                    }
+                    {"turn": number, "field": name, "message": too_long % {"n": number, "max": MAX_TEXT_CHARS}}
                 )
             row[name] = text
         skill = raw.get("skill") or ""
@@ -134,8 +146,8 @@ def _clean_turns(*, chain: QAChain, pairs, existing_ids: set[int]) -> list[dict]
                 {
                     "turn": number,
                     "field": "skill",
-                    "message": f"Turn {number}: {skill!r} is not one of this project's skills "
-                    f"({', '.join(sorted(skills))}).",
+                    "message": _("Turn %(n)s: %(skill)s is not one of this project's skills (%(skills)s).")
+                    % {"n": number, "skill": repr(skill), "skills": ", ".join(sorted(skills))},
                 }
             )
             skill = ""
@@ -154,10 +166,15 @@ def chain_warnings(*, chain: QAChain, pairs) -> list[str]:
     low, high = project.chain_min_turns, project.chain_max_turns
     if n < low or n > high:
         wanted = f"{low}" if low == high else f"{low}–{high}"
-        warnings.append(f"This project asks for {wanted} turns per chain; this one has {n}.")
+        warnings.append(
+            _("This project asks for %(wanted)s turns per chain; this one has %(n)s.") % {"wanted": wanted, "n": n}
+        )
     untagged = [str(i + 1) for i, p in enumerate(pairs) if not _get(p, "skill")]
     if untagged:
-        warnings.append(f"No skill tagged on turn{'s' if len(untagged) > 1 else ''} {', '.join(untagged)}.")
+        warnings.append(
+            ngettext("No skill tagged on turn %(turns)s.", "No skill tagged on turns %(turns)s.", len(untagged))
+            % {"turns": ", ".join(untagged)}
+        )
     return warnings
 
 
@@ -344,8 +361,8 @@ def _lock(chain: QAChain) -> QAChain:
     locked = QAChain.objects.select_for_update(of=("self",)).select_related("project").get(pk=chain.pk)
     if locked.status not in EDITABLE:
         raise ChainNotEditable(
-            f"This chain is {locked.get_status_display().lower()}: it can be edited only while it is a draft, "
-            "being annotated or being revised."
+            _("This chain is %(status)s: it can be edited only while it is a draft, being annotated or being revised.")
+            % {"status": locked.get_status_display().lower()}
         )
     return locked
 

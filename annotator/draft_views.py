@@ -145,7 +145,9 @@ def _int_or_none(raw: str, name: str) -> int | None:
     try:
         return int(raw)
     except ValueError:
-        raise ValidationError(f"{name} must be a whole number, not “{raw}”.") from None
+        raise ValidationError(
+            _("%(name)s must be a whole number, not “%(raw)s”.") % {"name": name, "raw": raw}
+        ) from None
 
 
 @login_required
@@ -164,13 +166,13 @@ def draft_start(request, slug):
     video_ids = None
     try:
         if info.uses_videos and scope == "video":
-            video_id = _int_or_none(request.POST.get("video", ""), "The video")
+            video_id = _int_or_none(request.POST.get("video", ""), _("The video"))
             name = request.POST.get("video_name", "").strip()
             video = Video.objects.filter(project=project, pk=video_id).first() if video_id else None
             if video is None and name:
                 video = Video.objects.filter(project=project, name=name).first()
             if video is None:
-                raise ValidationError("Choose the video to draft for (no video of this project has that name).")
+                raise ValidationError(_("Choose the video to draft for (no video of this project has that name)."))
         elif info.uses_videos and scope == "filtered":
             chosen = draft_videos(project=project)
             q = request.POST.get("q", "").strip()
@@ -181,7 +183,7 @@ def draft_start(request, slug):
             # The selection is fixed now, so a retry later runs over the same videos.
             video_ids = list(chosen.values_list("pk", flat=True))
             if not video_ids:
-                raise ValidationError("No video matches these filters; nothing was started.")
+                raise ValidationError(_("No video matches these filters; nothing was started."))
         job = draft_run_start(
             project=project,
             step=step,
@@ -189,8 +191,8 @@ def draft_start(request, slug):
             video=video,
             video_ids=video_ids,
             tasks=[t for t in request.POST.getlist("tasks") if t] or None,
-            count=_int_or_none(request.POST.get("count", ""), "The number per task"),
-            distractors=_int_or_none(request.POST.get("distractors", ""), "The number of distractors"),
+            count=_int_or_none(request.POST.get("count", ""), _("The number per task")),
+            distractors=_int_or_none(request.POST.get("distractors", ""), _("The number of distractors")),
             more=request.POST.get("more") == "1",
         )
     except ValidationError as exc:
@@ -274,7 +276,7 @@ def seed_change(request, slug, seed_id):
         elif action == "edit":
             seed_update(seed=seed, text=request.POST.get("text", ""))
         else:
-            raise ValidationError("Unknown action.")
+            raise ValidationError(_("Unknown action."))
     except ValidationError as exc:
         error = " ".join(exc.messages)
         seed.refresh_from_db()

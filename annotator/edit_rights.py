@@ -11,6 +11,9 @@ The three editors ask here, so a chain, its links and an MCQ follow one rule:
 - anything else (submitted, under review, accepted): nobody, here.
 """
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
 from projects.permissions import Action, can
 
 from .lifecycle import REVISION_AUTHOR, revision_owner
@@ -32,18 +35,37 @@ def may_edit(user, project, item) -> bool:
     return can(user, Action.REVISE, project, item)
 
 
+# The nouns callers name their item by, shown inside the sentences below.
+_NOUNS = {
+    "item": gettext_lazy("item"),
+    "chain": gettext_lazy("chain"),
+    "MCQ": gettext_lazy("MCQ"),
+    "set of links": gettext_lazy("set of links"),
+}
+
+
 def why_not_editable(user, project, item, noun: str = "item") -> str:
     """A sentence saying why `may_edit` said no, and what to do instead."""
     status = item.get_status_display().lower()
+    names = {"project": project.name, "noun": _NOUNS.get(noun, noun), "status": status}
     if item.status in ANNOTATOR_STATUSES:
-        return f"Your role in {project.name} does not annotate: you can read this {noun} but not change it."
+        return _("Your role in %(project)s does not annotate: you can read this %(noun)s but not change it.") % names
     if item.status != ItemStatus.REVISING:
-        return f"This {noun} is {status}: it can be edited only while it is a draft, being annotated or being revised."
+        return (
+            _(
+                "This %(noun)s is %(status)s: it can be edited only while it is a draft, being annotated or being "
+                "revised."
+            )
+            % names
+        )
     if revision_owner(item=item) == REVISION_AUTHOR:
         return (
-            f"The LLM judge sent this {noun} back to the annotator who wrote it: only they (or a project admin) "
-            "fix it."
+            _(
+                "The LLM judge sent this %(noun)s back to the annotator who wrote it: only they (or a project admin) "
+                "fix it."
+            )
+            % names
         )
     if getattr(item, "author_id", None) == user.pk:
-        return f"You wrote this {noun}: a reviser who did not write it fixes what the examiner flagged."
-    return f"Your role in {project.name} does not let you revise this {noun}."
+        return _("You wrote this %(noun)s: a reviser who did not write it fixes what the examiner flagged.") % names
+    return _("Your role in %(project)s does not let you revise this %(noun)s.") % names

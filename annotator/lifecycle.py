@@ -58,8 +58,8 @@ def item_transition(
         current = locked.status
         if expect_from is not None and current != expect_from:
             raise TransitionRefused(
-                f"This item is now {locked.get_status_display().lower()}, not {ItemStatus(expect_from).label.lower()}: "
-                "someone acted on it meanwhile. Reload to see it."
+                _("This item is now %(now_label)s, not %(expected)s: someone acted on it meanwhile. Reload to see it.")
+                % {"now_label": locked.get_status_display().lower(), "expected": ItemStatus(expect_from).label.lower()}
             )
         if to_status not in TRANSITIONS.get(current, set()):
             now_label, wanted = locked.get_status_display().lower(), ItemStatus(to_status).label.lower()

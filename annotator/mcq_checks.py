@@ -18,6 +18,9 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
 # Two options this alike (difflib ratio over their normalised text) read as the same answer.
 NEAR_DUPLICATE_RATIO = 0.9
 # The correct option "stands out as the longest" when it is longer than every distractor by at
@@ -218,52 +221,68 @@ def mcq_blockers(draft: MCQDraft, rules: MCQRules) -> list[Finding]:
     found: list[Finding] = []
     options = [o.strip() for o in draft.options]
     if not draft.question.strip():
-        found.append(Finding("question_empty", "Write the question."))
+        found.append(Finding("question_empty", _("Write the question.")))
     if len(options) < rules.min_options:
         found.append(
             Finding(
                 "too_few_options",
-                f"Give at least {rules.min_options} options; "
-                f"there {'is' if len(options) == 1 else 'are'} {len(options)}.",
+                ngettext(
+                    "Give at least %(min)s options; there is %(n)s.",
+                    "Give at least %(min)s options; there are %(n)s.",
+                    len(options),
+                )
+                % {"min": rules.min_options, "n": len(options)},
             )
         )
     if len(options) > rules.max_options:
         found.append(
-            Finding("too_many_options", f"Give at most {rules.max_options} options; there are {len(options)}.")
+            Finding(
+                "too_many_options",
+                _("Give at most %(max)s options; there are %(n)s.") % {"max": rules.max_options, "n": len(options)},
+            )
         )
     empty = tuple(i for i, o in enumerate(options) if not o)
     if empty:
         names = ", ".join(str(_n(i)) for i in empty)
-        several = len(empty) > 1
         found.append(
             Finding(
                 "empty_option",
-                f"Option{'s' if several else ''} {names} {'are' if several else 'is'} empty: fill in or remove.",
+                ngettext(
+                    "Option %(names)s is empty: fill in or remove.",
+                    "Options %(names)s are empty: fill in or remove.",
+                    len(empty),
+                )
+                % {"names": names},
                 options=empty,
             )
         )
     if draft.correct_index is None:
-        found.append(Finding("no_correct", "Choose the correct option."))
+        found.append(Finding("no_correct", _("Choose the correct option.")))
     elif not 0 <= draft.correct_index < len(options):
         found.append(
             Finding(
-                "correct_out_of_range", f"The correct option ({_n(draft.correct_index)}) is not one of the options."
+                "correct_out_of_range",
+                _("The correct option (%(n)s) is not one of the options.") % {"n": _n(draft.correct_index)},
             )
         )
     if rules.category_required and not draft.category:
-        found.append(Finding("no_category", "Choose a category."))
+        found.append(Finding("no_category", _("Choose a category.")))
     if rules.label_options:
         candidates = [v for v in draft.videos if v.role == "candidate"]
         if not any(v.role == "reference" for v in draft.videos):
-            found.append(Finding("no_reference", "Add the reference video."))
+            found.append(Finding("no_reference", _("Add the reference video.")))
         if not candidates:
-            found.append(Finding("no_candidates", "Add at least one candidate video."))
+            found.append(Finding("no_candidates", _("Add at least one candidate video.")))
         elif len(options) != len(candidates):
             found.append(
                 Finding(
                     "options_not_candidates",
-                    f"Give one option label per candidate video: {len(candidates)} candidate"
-                    f"{'s' if len(candidates) != 1 else ''}, {len(options)} option{'s' if len(options) != 1 else ''}.",
+                    _("Give one option label per candidate video: %(candidates)s, %(options)s.")
+                    % {
+                        "candidates": ngettext("%(n)s candidate", "%(n)s candidates", len(candidates))
+                        % {"n": len(candidates)},
+                        "options": ngettext("%(n)s option", "%(n)s options", len(options)) % {"n": len(options)},
+                    },
                 )
             )
     return found
@@ -280,7 +299,13 @@ def mcq_warnings(draft: MCQDraft, rules: MCQRules) -> list[Finding]:
     found += _moments(draft, rules)
     for video in draft.videos:
         if video.unusable:
-            found.append(Finding("video_unusable", f"Video {video.name} is flagged unusable ({video.unusable})."))
+            found.append(
+                Finding(
+                    "video_unusable",
+                    _("Video %(name)s is flagged unusable (%(reason)s).")
+                    % {"name": video.name, "reason": video.unusable},
+                )
+            )
     return found
 
 
@@ -296,7 +321,8 @@ def _option_duplicates(draft: MCQDraft) -> list[Finding]:
                 found.append(
                     Finding(
                         "duplicate_options",
-                        f"Options {_n(i)} and {_n(j)} are the same once case and punctuation are ignored.",
+                        _("Options %(a)s and %(b)s are the same once case and punctuation are ignored.")
+                        % {"a": _n(i), "b": _n(j)},
                         options=(i, j),
                     )
                 )
@@ -309,7 +335,8 @@ def _option_duplicates(draft: MCQDraft) -> list[Finding]:
                 found.append(
                     Finding(
                         "near_duplicate_options",
-                        f"Options {_n(i)} and {_n(j)} are nearly the same ({math.floor(ratio * 100)}% alike).",
+                        _("Options %(a)s and %(b)s are nearly the same (%(percent)s%% alike).")
+                        % {"a": _n(i), "b": _n(j), "percent": math.floor(ratio * 100)},
                         options=(i, j),
                     )
                 )
@@ -334,8 +361,11 @@ def _correct_longest(draft: MCQDraft) -> list[Finding]:
         return [
             Finding(
                 "correct_longest",
-                f"The correct option is the longest by far ({len(text)} characters, the longest distractor "
-                f"{longest}): test takers guess the longest. Lengthen a distractor or shorten the answer.",
+                _(
+                    "The correct option is the longest by far (%(length)s characters, the longest distractor "
+                    "%(longest)s): test takers guess the longest. Lengthen a distractor or shorten the answer."
+                )
+                % {"length": len(text), "longest": longest},
                 options=(i,),
             )
         ]
@@ -359,8 +389,14 @@ def _answer_leaked(draft: MCQDraft) -> list[Finding]:
     return [
         Finding(
             "answer_leaked",
-            f"The question gives the answer away: {quoted} appear{'s' if len(leaked) == 1 else ''} in the "
-            "question and the correct option but in no distractor.",
+            ngettext(
+                "The question gives the answer away: %(words)s appears in the question and the correct option but "
+                "in no distractor.",
+                "The question gives the answer away: %(words)s appear in the question and the correct option but "
+                "in no distractor.",
+                len(leaked),
+            )
+            % {"words": quoted},
             options=(i,),
         )
     ]
@@ -370,34 +406,43 @@ def _referring(draft: MCQDraft, rules: MCQRules) -> list[Finding]:
     start, end = draft.referring_start, draft.referring_end
     if start is None and end is None:
         if rules.referring_query and draft.question.strip():
-            return [Finding("referring_missing", "Mark the referring query in the question (select it, then press r).")]
+            return [
+                Finding("referring_missing", _("Mark the referring query in the question (select it, then press r)."))
+            ]
         return []
     if start is None or end is None or not 0 <= start < end <= len(draft.question):
-        return [Finding("referring_outside", "The referring query is not inside the question: mark it again.")]
+        return [Finding("referring_outside", _("The referring query is not inside the question: mark it again."))]
     if not draft.question[start:end].strip():
-        return [Finding("referring_outside", "The referring query is empty: mark words of the question.")]
+        return [Finding("referring_outside", _("The referring query is empty: mark words of the question."))]
     return []
 
 
 def _moments(draft: MCQDraft, rules: MCQRules) -> list[Finding]:
     found = []
     if rules.moments and not draft.moments:
-        found.append(Finding("no_moment", "Stamp the referred moment(s) from the player (press s)."))
+        found.append(Finding("no_moment", _("Stamp the referred moment(s) from the player (press s).")))
     videos = {v.video_id: v for v in draft.videos}
     for k, moment in enumerate(draft.moments):
         video = videos.get(moment.video_id)
         if video is None:
             found.append(
                 Finding(
-                    "moment_foreign_video", f"Moment {_n(k)} is on a video this question does not use.", moments=(k,)
+                    "moment_foreign_video",
+                    _("Moment %(n)s is on a video this question does not use.") % {"n": _n(k)},
+                    moments=(k,),
                 )
             )
         elif moment.time_s < 0 or (video.duration_s is not None and moment.time_s > video.duration_s):
             found.append(
                 Finding(
                     "moment_outside_video",
-                    f"Moment {_n(k)} at {clock_label(moment.time_s)} is outside video {video.name} "
-                    f"(0 – {clock_label(video.duration_s or 0)}).",
+                    _("Moment %(n)s at %(time)s is outside video %(name)s (0 – %(duration)s).")
+                    % {
+                        "n": _n(k),
+                        "time": clock_label(moment.time_s),
+                        "name": video.name,
+                        "duration": clock_label(video.duration_s or 0),
+                    },
                     moments=(k,),
                 )
             )

@@ -378,12 +378,12 @@ def video_unusable(request, slug, video_id):
     error = ""
     if action == "clear":
         if not can(request.user, Action.ADMINISTER, project):
-            raise PermissionDenied("Only a project admin can clear the unusable flag.")
+            raise PermissionDenied(_("Only a project admin can clear the unusable flag."))
         video_clear_unusable(video=video)
-        done = f"{video.name} is usable again."
+        done = _("%(video)s is usable again.") % {"video": video.name}
     else:
         if not can(request.user, Action.ANNOTATE, project):
-            raise PermissionDenied("Your role in this project does not allow flagging videos.")
+            raise PermissionDenied(_("Your role in this project does not allow flagging videos."))
         try:
             video_flag_unusable(
                 video=video,
@@ -391,7 +391,10 @@ def video_unusable(request, slug, video_id):
                 note=request.POST.get("note", ""),
                 user=request.user,
             )
-            done = f"{video.name} is flagged unusable ({unusable_label(project=project, code=video.unusable_reason)})."
+            done = _("%(video)s is flagged unusable (%(reason)s).") % {
+                "video": video.name,
+                "reason": unusable_label(project=project, code=video.unusable_reason),
+            }
         except UnusableRefused as exc:
             error, done = str(exc), ""
     if request.htmx:

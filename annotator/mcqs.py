@@ -72,7 +72,7 @@ class MCQNotReady(Refused):
 
     def __init__(self, problems: list[mcq_checks.Finding]):
         self.problems = problems
-        super().__init__("Not ready to submit: " + " ".join(p.message for p in problems))
+        super().__init__(_("Not ready to submit: ") + " ".join(p.message for p in problems))
 
     @property
     def details(self) -> dict:

@@ -14,7 +14,7 @@ version of its chain (`chains.chain_turn_rewrite`), so an editor open on that ch
 from __future__ import annotations
 
 from django.db import IntegrityError, transaction
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext as _
 
 from projects.refusals import Refused
@@ -96,8 +96,11 @@ def _lock(chain_pair: ChainPair, expected_version: int) -> ChainPair:
     locked = ChainPair.objects.select_for_update(of=("self",)).select_related("project").get(pk=chain_pair.pk)
     if locked.status not in EDITABLE:
         raise ChainPairNotEditable(
-            f"These links are {locked.get_status_display().lower()}: they can change only while they are a draft, "
-            "being annotated or being revised."
+            _(
+                "These links are %(status)s: they can change only while they are a draft, being annotated or being "
+                "revised."
+            )
+            % {"status": locked.get_status_display().lower()}
         )
     if locked.version != expected_version:
         raise StaleVersion(item=locked, expected=expected_version)
@@ -206,7 +209,8 @@ def relation_add(
             raise RelationInvalid(_("Choose the later turn from the second chain of this pair."))
         if Relation.objects.filter(chain_pair=locked, from_pair=from_pair, to_pair=to_pair).exists():
             raise RelationInvalid(
-                f"Turn {from_pair.index + 1} → turn {to_pair.index + 1} is already linked; change that link instead."
+                _("Turn %(from)s → turn %(to)s is already linked; change that link instead.")
+                % {"from": from_pair.index + 1, "to": to_pair.index + 1}
             )
         _claim(locked, expected_version, user)
         try:
@@ -282,8 +286,12 @@ def chain_pair_submit(*, chain_pair: ChainPair, user, expected_version: int) -> 
         open_links = Relation.objects.filter(chain_pair=locked, decision=RelationDecision.CANDIDATE).count()
         if open_links:
             raise RelationInvalid(
-                f"{open_links} link{'s are' if open_links > 1 else ' is'} still a candidate: accept or reject "
-                f"{'them' if open_links > 1 else 'it'} first."
+                ngettext(
+                    "%(n)s link is still a candidate: accept or reject it first.",
+                    "%(n)s links are still a candidate: accept or reject them first.",
+                    open_links,
+                )
+                % {"n": open_links}
             )
         if locked.author_id is None and getattr(user, "is_authenticated", False):
             ChainPair.objects.filter(pk=locked.pk).update(author=user)  # vouching for a draft as it stands

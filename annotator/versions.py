@@ -282,7 +282,8 @@ class ItemTimeline:
             return self.versions[version]
         except KeyError:
             raise VersionUnknown(
-                f"Version {version} of this item left no record, so it cannot be shown or restored."
+                _("Version %(version)s of this item left no record, so it cannot be shown or restored.")
+                % {"version": version}
             ) from None
 
 
@@ -920,7 +921,8 @@ def content_restore(*, item, to_version: int, user, reason: str, expected_versio
             raise RestoreRefused(str(exc)) from None
         if _same(kind, target.content, timeline.versions[locked.version].content):
             raise RestoreRefused(
-                f"Version {to_version} holds the same content as the current version; there is nothing to revert."
+                _("Version %(to_version)s holds the same content as the current version; there is nothing to revert.")
+                % {"to_version": to_version}
             )
         _baseline(locked, kind)
         old_version = locked.version

@@ -6,6 +6,7 @@ Views, API views and services ask here; templates only mirror the answers for di
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
+from django.utils.translation import gettext as _
 
 from .models import Membership, Project, Role
 
@@ -81,7 +82,7 @@ def get_project_or_404(user, slug: str, action: str = Action.VIEW) -> Project:
     if not can(user, action, project):
         if can(user, Action.VIEW, project):
             # A member without the role gets a plain refusal: they know the project exists.
-            raise PermissionDenied(f"Your role in {project.name} does not allow this.")
+            raise PermissionDenied(_("Your role in %(project)s does not allow this.") % {"project": project.name})
         raise Http404("No such project.")
     return project
 

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 from django.http import Http404, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.utils.http import content_disposition_header
+from django.utils.translation import gettext as _
 
 from projects.refusals import Refused
 from videos.media import CHUNK_SIZE, serve_file
@@ -46,8 +47,8 @@ def download_filename(release: DatasetRelease, ext: str) -> str:
 def check_downloadable(release: DatasetRelease) -> None:
     if release.status != ReleaseStatus.READY:
         raise NotDownloadable(
-            f"Release {release.version} is {release.get_status_display().lower()}; only a ready release can be "
-            "downloaded."
+            _("Release %(version)s is %(status)s; only a ready release can be downloaded.")
+            % {"version": release.version, "status": release.get_status_display().lower()}
         )
 
 

@@ -18,6 +18,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from annotator.models import ItemStatus
 from jobs.models import BackgroundJob, JobStatus
@@ -63,8 +64,11 @@ def clean_version(version) -> str:
     if not VERSION_RE.match(version) or ".." in version:
         # It names the release's folder in storage and in the archives.
         raise ValidationError(
-            f"{version!r} cannot be a version label: use letters, digits, dots, dashes, underscores and plus "
-            "signs, starting with a letter or digit (e.g. v1.0, 2025-06-rc1)."
+            _(
+                "%(version)s cannot be a version label: use letters, digits, dots, dashes, underscores and plus "
+                "signs, starting with a letter or digit (e.g. v1.0, 2025-06-rc1)."
+            )
+            % {"version": repr(version)}
         )
     return version
 
@@ -77,8 +81,12 @@ def clean_formats(formats) -> list[str]:
     unknown = sorted({str(f) for f in formats} - set(ReleaseFormat.values))
     if unknown:
         raise ValidationError(
-            f"Unknown format{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-            f"choose from {', '.join(ReleaseFormat.values)}."
+            ngettext(
+                "Unknown format %(unknown)s; choose from %(formats)s.",
+                "Unknown formats %(unknown)s; choose from %(formats)s.",
+                len(unknown),
+            )
+            % {"unknown": ", ".join(unknown), "formats": ", ".join(ReleaseFormat.values)}
         )
     # Stable order (the choices' order), no repeats: the manifest and the folders follow it.
     return [f for f in ReleaseFormat.values if f in formats]
@@ -217,7 +225,7 @@ def release_create(
     worker, for a caller that runs it in-process (`releases.tasks.release_build_job`).
     """
     if not can(by, Action.ADMINISTER, project):
-        raise PermissionDenied("Only project admins cut releases.")
+        raise PermissionDenied(_("Only project admins cut releases."))
     errors: dict[str, list[str]] = {}
     cleaned: dict = {}
     for name, check in (
@@ -322,7 +330,7 @@ def release_delete(*, release: DatasetRelease, by) -> DatasetRelease:
     """Mark a release deleted and remove its stored files (admins). The row keeps who and when."""
     project = release.project
     if not can(by, Action.ADMINISTER, project):
-        raise PermissionDenied("Only project admins delete releases.")
+        raise PermissionDenied(_("Only project admins delete releases."))
     with transaction.atomic():
         release = DatasetRelease.objects.select_for_update().get(pk=release.pk)
         if release.status == ReleaseStatus.DELETED:

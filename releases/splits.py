@@ -32,6 +32,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from django.db import transaction
+from django.utils.translation import gettext
 
 from videos.models import Split, Video
 
@@ -56,7 +57,7 @@ def split_config_clean(config: dict | None) -> dict:
         raise SplitConfigError("stratify must be true or false.")
     if "ratios" in config or "counts" in config:
         if "ratios" in config and "counts" in config:
-            raise SplitConfigError("Give either ratios or counts, not both.")
+            raise SplitConfigError(gettext("Give either ratios or counts, not both."))
         key = "ratios" if "ratios" in config else "counts"
         parts = config[key]
         extra = sorted(set(config) - {key, "stratify"})
@@ -66,12 +67,15 @@ def split_config_clean(config: dict | None) -> dict:
         whole = bool(numbers) and all(isinstance(v, int) and not isinstance(v, bool) for v in numbers)
         key, extra = ("counts" if whole else "ratios"), []
     if extra:
-        raise SplitConfigError(f"Unknown split setting {', '.join(extra)}.")
+        raise SplitConfigError(gettext("Unknown split setting %(extra)s.") % {"extra": ", ".join(extra)})
     if not isinstance(parts, dict) or not parts:
         return {} if not parts else _raise(f"{key} must map split names to numbers.")
     unknown = sorted(set(parts) - set(SPLITS))
     if unknown:
-        raise SplitConfigError(f"Unknown split {', '.join(unknown)}; splits are {', '.join(SPLITS)}.")
+        raise SplitConfigError(
+            gettext("Unknown split %(unknown)s; splits are %(splits)s.")
+            % {"unknown": ", ".join(unknown), "splits": ", ".join(SPLITS)}
+        )
     clean: dict[str, float | int] = {}
     for name in SPLITS:
         if name not in parts:
@@ -81,14 +85,22 @@ def split_config_clean(config: dict | None) -> dict:
             raise SplitConfigError(f"The {name} {key[:-1]} must be a number, not {value!r}.")
         if key == "ratios":
             if not 0 < value <= 1:
-                raise SplitConfigError(f"The {name} ratio must be above 0 and at most 1, not {value}.")
+                raise SplitConfigError(
+                    gettext("The %(name)s ratio must be above 0 and at most 1, not %(value)s.")
+                    % {"name": name, "value": value}
+                )
             clean[name] = float(value)
         else:
             if value < 0 or value != int(value):
-                raise SplitConfigError(f"The {name} count must be a whole number ≥ 0, not {value}.")
+                raise SplitConfigError(
+                    gettext("The %(name)s count must be a whole number ≥ 0, not %(value)s.")
+                    % {"name": name, "value": value}
+                )
             clean[name] = int(value)
     if key == "ratios" and sum(clean.values()) > 1 + 1e-9:
-        raise SplitConfigError(f"The ratios add up to {sum(clean.values()):g}; at most 1.")
+        raise SplitConfigError(
+            gettext("The ratios add up to %(total)s; at most 1.") % {"total": f"{sum(clean.values()):g}"}
+        )
     return {key: clean, "stratify": stratify}
 
 

@@ -229,7 +229,7 @@ def release_delete_view(request, slug, release_id):
     project = get_project_or_404(request.user, slug)
     release = _release_or_404(project, release_id)
     if not can(request.user, Action.ADMINISTER, project):
-        raise PermissionDenied("Only project admins delete releases.")
+        raise PermissionDenied(_("Only project admins delete releases."))
     if request.method == "POST":
         try:
             release_delete(release=release, by=request.user)

@@ -13,6 +13,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotator.models import ItemStatus
 from charts import svg
@@ -30,6 +31,19 @@ STATUS_COLOURS = {
     S.FLAGGED: "#D55E00",
     S.REVISING: "#CC79A7",
     S.ACCEPTED: "#009E73",
+}
+# The actions of the throughput panel as its legend and its table's headings name them.
+ACTION_NAMES = {
+    "submits": gettext_lazy("submits"),
+    "revisions": gettext_lazy("revisions"),
+    "passes": gettext_lazy("passes"),
+    "flags": gettext_lazy("flags"),
+}
+ACTION_HEADS = {
+    "submits": gettext_lazy("Submits"),
+    "revisions": gettext_lazy("Revisions"),
+    "passes": gettext_lazy("Passes"),
+    "flags": gettext_lazy("Flags"),
 }
 ACTION_COLOURS = {"submits": "#0072B2", "revisions": "#CC79A7", "passes": "#009E73", "flags": "#D55E00"}
 
@@ -106,7 +120,7 @@ def _progress(panel: Panel, data, links: _Links) -> None:
         svg.stacked_bar_chart(
             [r.label for r in data],
             [(str(S(s).label), [r.counts[s] for r in data]) for s in statuses],
-            title="Items per kind and status",
+            title=_("Items per kind and status"),
             horizontal=True,
             label_width=190,
             colours=[STATUS_COLOURS[s] for s in statuses],
@@ -114,14 +128,14 @@ def _progress(panel: Panel, data, links: _Links) -> None:
             href=lambda si, ki: links.rows("progress", kind=data[ki].kind, status=statuses[si]),
         )
     ]
-    panel.columns = ["Kind", *(str(S(s).label) for s in statuses), "Total"]
+    panel.columns = [_("Kind"), *(str(S(s).label) for s in statuses), _("Total")]
     panel.rows = [
         [Cell(r.label)]
         + [_n(r.counts[s], links.rows("progress", kind=r.kind, status=s)) for s in statuses]
         + [_n(r.total, links.rows("progress", kind=r.kind))]
         for r in data
     ]
-    panel.intro = "Every item now, whatever the range."
+    panel.intro = _("Every item now, whatever the range.")
 
 
 def _throughput(panel: Panel, data: d.Throughput, links: _Links) -> None:
@@ -130,8 +144,8 @@ def _throughput(panel: Panel, data: d.Throughput, links: _Links) -> None:
     panel.charts = [
         svg.stacked_bar_chart(
             days,
-            [(a, per_day[a]) for a in d.ACTIONS],
-            title="Work per day, everyone",
+            [(str(ACTION_NAMES[a]), per_day[a]) for a in d.ACTIONS],
+            title=_("Work per day, everyone"),
             colours=list(ACTION_COLOURS.values()),
             unit=_("items"),
             category_unit=_("day"),
@@ -145,7 +159,7 @@ def _throughput(panel: Panel, data: d.Throughput, links: _Links) -> None:
         height=28,
         href=lambda p, i: links.rows("throughput", person=people[p][0], day=data.days[i].isoformat()),
     )
-    panel.columns = ["Person", *(a.capitalize() for a in d.ACTIONS), "Total", "Per day"]
+    panel.columns = [_("Person"), *(str(ACTION_HEADS[a]) for a in d.ACTIONS), _("Total"), _("Per day")]
     panel.rows = [
         [Cell(name)]
         + [_n(totals[a], links.rows("throughput", person=pk, action=a)) for a in d.ACTIONS]
@@ -154,19 +168,21 @@ def _throughput(panel: Panel, data: d.Throughput, links: _Links) -> None:
     ]
     for row, spark in zip(panel.rows, sparks, strict=True):
         row[-1] = spark  # the template draws a Chart cell as a sparkline
-    panel.intro = "Submits and revisions come from the review log; passes and flags are each examiner's own verdicts."
+    panel.intro = _(
+        "Submits and revisions come from the review log; passes and flags are each examiner's own verdicts."
+    )
 
 
 def _time(panel: Panel, data: list[d.TimingRow], links: _Links) -> None:
     minutes = [
-        ("median", [round((r.median_s or 0) / 60, 2) for r in data]),
-        ("90th percentile", [round((r.p90_s or 0) / 60, 2) for r in data]),
+        (_("median"), [round((r.median_s or 0) / 60, 2) for r in data]),
+        (_("90th percentile"), [round((r.p90_s or 0) / 60, 2) for r in data]),
     ]
     panel.charts = [
         svg.stacked_bar_chart(
             [r.label for r in data],
             minutes,
-            title="Minutes per item: median and 90th percentile",
+            title=_("Minutes per item: median and 90th percentile"),
             horizontal=True,
             grouped=True,
             label_width=210,
@@ -174,7 +190,7 @@ def _time(panel: Panel, data: list[d.TimingRow], links: _Links) -> None:
             href=lambda _s, i: _time_link(links, data[i]),
         )
     ]
-    panel.columns = ["Kind · stage", "Items", "Median", "90th percentile"]
+    panel.columns = [_("Kind · stage"), _("Items"), _("Median"), _("90th percentile")]
     panel.rows = [
         [
             Cell(r.label),
@@ -184,7 +200,7 @@ def _time(panel: Panel, data: list[d.TimingRow], links: _Links) -> None:
         ]
         for r in data
     ]
-    panel.intro = "Leases completed in the range: from lease to completion. Verdicts: the examiner's own time."
+    panel.intro = _("Leases completed in the range: from lease to completion. Verdicts: the examiner's own time.")
 
 
 def _time_link(links: _Links, r: d.TimingRow) -> str:
@@ -201,7 +217,7 @@ def _flags(panel: Panel, data: list[d.FlagRow], links: _Links, param: str) -> No
         svg.bar_chart(
             [r.label for r in data],
             [round((r.rate or 0) * 100, 1) for r in data],
-            title="Flag rate, % of decided rounds",
+            title=_("Flag rate, %(percent)s of decided rounds") % {"percent": "%"},
             horizontal=True,
             label_width=200,
             colour=3,
@@ -209,7 +225,7 @@ def _flags(panel: Panel, data: list[d.FlagRow], links: _Links, param: str) -> No
             href=lambda _s, i: links.rows(panel.key, outcome="flagged", **params(data[i])),
         )
     ]
-    panel.columns = ["Annotator" if param == "author" else "Category", "Decided", "Flagged", "Flag rate"]
+    panel.columns = [_("Annotator") if param == "author" else _("Category"), _("Decided"), _("Flagged"), _("Flag rate")]
     panel.rows = [
         [
             Cell(r.label),
@@ -226,7 +242,7 @@ def _judge(panel: Panel, data: d.JudgeScores, links: _Links) -> None:
         chart = svg.histogram(
             d.BIN_EDGES,
             kind.bins,
-            title=f"{kind.label}: judge scores",
+            title=_("%(kind)s: judge scores") % {"kind": kind.label},
             width=320,
             height=170,
             colour=1,
@@ -235,14 +251,23 @@ def _judge(panel: Panel, data: d.JudgeScores, links: _Links) -> None:
             href=lambda _s, i, k=kind.kind: links.rows("judge", kind=k, bin=i),
         )
         panel.charts.append(
-            (f"{kind.label}: {kind.total:,} scores, {_pct(kind.pass_rate)} at ≥ {data.threshold}", chart)
+            (
+                _("%(kind)s: %(total)s scores, %(rate)s at ≥ %(threshold)s")
+                % {
+                    "kind": kind.label,
+                    "total": f"{kind.total:,}",
+                    "rate": _pct(kind.pass_rate),
+                    "threshold": data.threshold,
+                },
+                chart,
+            )
         )
     panel.columns = [
-        "Kind",
+        _("Kind"),
         *(f"{lo}–{lo + 10}" for lo in d.BIN_EDGES[:-1]),
-        "Scores",
+        _("Scores"),
         f"≥ {data.threshold}",
-        "Pass rate",
+        _("Pass rate"),
     ]
     panel.rows = [
         [Cell(k.label)]
@@ -254,7 +279,9 @@ def _judge(panel: Panel, data: d.JudgeScores, links: _Links) -> None:
         ]
         for k in data.kinds
     ]
-    panel.intro = f"Every judge run in the range; the pass rate is at the project's threshold now ({data.threshold})."
+    panel.intro = _(
+        "Every judge run in the range; the pass rate is at the project's threshold now (%(threshold)s)."
+    ) % {"threshold": data.threshold}
 
 
 def _queues(panel: Panel, data: list[d.QueueRow], links: _Links) -> None:
@@ -262,7 +289,7 @@ def _queues(panel: Panel, data: list[d.QueueRow], links: _Links) -> None:
         svg.bar_chart(
             [r.queue.name for r in data],
             [r.depth for r in data],
-            title="Items with a free slot, per queue",
+            title=_("Items with a free slot, per queue"),
             horizontal=True,
             label_width=200,
             colour=0,
@@ -270,7 +297,15 @@ def _queues(panel: Panel, data: list[d.QueueRow], links: _Links) -> None:
             href=lambda _s, i: links.queue(data[i].queue.pk),
         )
     ]
-    panel.columns = ["Queue", "Stage", "Items", "Overlap", "Depth", "Active leases", "Expired leases"]
+    panel.columns = [
+        _("Queue"),
+        _("Stage"),
+        _("Items"),
+        _("Overlap"),
+        _("Depth"),
+        _("Active leases"),
+        _("Expired leases"),
+    ]
     panel.rows = [
         [
             Cell(r.queue.name, links.queue(r.queue.pk)),
@@ -283,7 +318,7 @@ def _queues(panel: Panel, data: list[d.QueueRow], links: _Links) -> None:
         ]
         for r in data
     ]
-    panel.intro = "Now, whatever the range. Expired leases: all time (the next panel shows those in the range)."
+    panel.intro = _("Now, whatever the range. Expired leases: all time (the next panel shows those in the range).")
 
 
 def _expired(panel: Panel, data: d.ExpiredLeases, links: _Links) -> None:
@@ -297,13 +332,13 @@ def _expired(panel: Panel, data: d.ExpiredLeases, links: _Links) -> None:
         svg.stacked_bar_chart(
             days,
             [(name, counts) for _pk, name, counts in series],
-            title="Leases that lapsed, per day and queue",
+            title=_("Leases that lapsed, per day and queue"),
             unit=_("leases"),
             category_unit=_("day"),
             href=lambda s, i: links.rows("expired", queue=key(series[s][0]), day=data.days[i].isoformat()),
         )
     ]
-    panel.columns = ["Queue", "Lapsed in the range", "Busiest day"]
+    panel.columns = [_("Queue"), _("Lapsed in the range"), _("Busiest day")]
     panel.rows = []
     for pk, name, counts in series:
         peak = max(range(len(counts)), key=counts.__getitem__)
@@ -323,12 +358,16 @@ def _agreement(panel: Panel, data: list[d.QueueAgreement], links: _Links) -> Non
     def key(pk):
         return "none" if pk is None else pk
 
-    parts = [("all passed", "all_passed"), ("split", "split"), ("all flagged", "all_flagged")]
+    parts = [
+        (_("all passed"), "all_passed"),
+        ("split", "split"),  # untranslated, like the table's "Split" column below
+        (_("all flagged"), "all_flagged"),
+    ]
     panel.charts = [
         svg.stacked_bar_chart(
             [r.name for r in data],
             [(label, [getattr(r, attr) for r in data]) for label, attr in parts],
-            title="Units (item rounds with two or more verdicts) by how the examiners agreed",
+            title=_("Units (item rounds with two or more verdicts) by how the examiners agreed"),
             horizontal=True,
             label_width=200,
             colours=["#009E73", "#E69F00", "#D55E00"],
@@ -337,14 +376,14 @@ def _agreement(panel: Panel, data: list[d.QueueAgreement], links: _Links) -> Non
         )
     ]
     panel.columns = [
-        "Queue",
-        "Overlap",
-        "Units",
-        "Split",
-        "Examiners",
-        "Observed agreement",
-        "Krippendorff's α",
-        "Cohen's κ",
+        _("Queue"),
+        _("Overlap"),
+        _("Units"),
+        "Split",  # untranslated: the catalogue's "Split" is a release split, not examiners disagreeing
+        _("Examiners"),
+        _("Observed agreement"),
+        _("Krippendorff's α"),
+        _("Cohen's κ"),
     ]
     panel.rows = [
         [
@@ -359,7 +398,7 @@ def _agreement(panel: Panel, data: list[d.QueueAgreement], links: _Links) -> Non
         ]
         for r in data
     ]
-    panel.intro = (
+    panel.intro = _(
         "Pass or flag per unit. α is undefined (—) without variation, e.g. when every verdict was a pass; "
         "κ only when the same two examiners judged every unit."
     )

@@ -50,6 +50,7 @@ from django.db.models import Aggregate, Count, Exists, F, FloatField, Func, Inte
 from django.db.models.functions import Coalesce, Least, TruncDate
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from annotator.models import MCQ, ChainPair, ItemKind, ItemStatus, QAChain, ReviewEvent
 from projects.models import Project
@@ -67,15 +68,15 @@ BIN_EDGES = list(range(0, 101, 10))
 ROWS_LIMIT = 200
 
 PANELS = {
-    "progress": "Progress by stage",
-    "throughput": "Throughput per person and day",
-    "time": "Time per item",
-    "flags-author": "Flag rate per annotator",
-    "flags-category": "Flag rate per category",
-    "judge": "Judge scores",
-    "queues": "Queue depth",
-    "expired": "Expired leases",
-    "agreement": "Agreement (overlap > 1)",
+    "progress": gettext_lazy("Progress by stage"),
+    "throughput": gettext_lazy("Throughput per person and day"),
+    "time": gettext_lazy("Time per item"),
+    "flags-author": gettext_lazy("Flag rate per annotator"),
+    "flags-category": gettext_lazy("Flag rate per category"),
+    "judge": gettext_lazy("Judge scores"),
+    "queues": gettext_lazy("Queue depth"),
+    "expired": gettext_lazy("Expired leases"),
+    "agreement": gettext_lazy("Agreement (overlap > 1)"),
 }
 
 

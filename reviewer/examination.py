@@ -26,6 +26,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import DateTimeField, Exists, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from annotator.lifecycle import Transition, item_transition
 from annotator.models import MCQ, ChainPair, ItemKind, ItemRef, ItemStatus, QAChain, ReviewEvent
@@ -57,41 +58,41 @@ REASON_REOPEN = "admin_reopen"
 # them). A failing check is a flag's reason; "other" asks for a comment saying what.
 CHECKLISTS: dict[str, list[tuple[str, str]]] = {
     ItemKind.QA_CHAIN.value: [
-        ("skills_right", "Each turn's skill (category) is right"),
-        ("coherent_pronouns", "The chain is coherent: later turns use pronouns, not repeated names"),
-        ("answers_grounded", "Every answer is grounded in what the clip shows"),
-        ("needs_video", "The questions need the video, not common knowledge"),
-        ("no_duplicates", "No two turns ask or answer the same thing"),
-        (REASON_OTHER, "Nothing else is wrong (untick and say what in the comment)"),
+        ("skills_right", gettext_lazy("Each turn's skill (category) is right")),
+        ("coherent_pronouns", gettext_lazy("The chain is coherent: later turns use pronouns, not repeated names")),
+        ("answers_grounded", gettext_lazy("Every answer is grounded in what the clip shows")),
+        ("needs_video", gettext_lazy("The questions need the video, not common knowledge")),
+        ("no_duplicates", gettext_lazy("No two turns ask or answer the same thing")),
+        (REASON_OTHER, gettext_lazy("Nothing else is wrong (untick and say what in the comment)")),
     ],
     ItemKind.CHAIN_PAIR.value: [
-        ("needs_earlier_clip", "Each accepted relation really needs the earlier clip"),
-        ("relation_type_right", "Each relation's type is right"),
-        ("follows_guideline", "Each rewrite follows its type's modification guideline"),
-        ("rewrite_answerable", "Each rewritten QA is still answerable from the clips"),
-        (REASON_OTHER, "Nothing else is wrong (untick and say what in the comment)"),
+        ("needs_earlier_clip", gettext_lazy("Each accepted relation really needs the earlier clip")),
+        ("relation_type_right", gettext_lazy("Each relation's type is right")),
+        ("follows_guideline", gettext_lazy("Each rewrite follows its type's modification guideline")),
+        ("rewrite_answerable", gettext_lazy("Each rewritten QA is still answerable from the clips")),
+        (REASON_OTHER, gettext_lazy("Nothing else is wrong (untick and say what in the comment)")),
     ],
     ItemKind.MCQ.value: [
-        ("category_right", "The category is right"),
-        ("referring_query_marked", "The referring query is present and marked in the question"),
-        ("moments_stamped", "Every referred moment is stamped"),
-        ("options_plausible", "The distractors are plausible: no option gives the answer away"),
-        ("one_correct", "Exactly one option is correct, and it is the one marked"),
-        ("needs_video", "The question can be answered only with the video"),
-        (REASON_OTHER, "Nothing else is wrong (untick and say what in the comment)"),
+        ("category_right", gettext_lazy("The category is right")),
+        ("referring_query_marked", gettext_lazy("The referring query is present and marked in the question")),
+        ("moments_stamped", gettext_lazy("Every referred moment is stamped")),
+        ("options_plausible", gettext_lazy("The distractors are plausible: no option gives the answer away")),
+        ("one_correct", gettext_lazy("Exactly one option is correct, and it is the one marked")),
+        ("needs_video", gettext_lazy("The question can be answered only with the video")),
+        (REASON_OTHER, gettext_lazy("Nothing else is wrong (untick and say what in the comment)")),
     ],
 }
 
 # Reasons that other steps put on events, for the lists that show them beside the examiners' reasons.
 _OTHER_REASONS = {
-    REASON_BELOW: "The judge scored it below the threshold",
-    REASON_PASSED: "The judge passed it",
-    REASON_GATE_OFF: "No quality gate for this kind",
-    REASON_REOPEN: "Reopened by an admin",
-    "admin_revert": "Admin revert",
+    REASON_BELOW: gettext_lazy("The judge scored it below the threshold"),
+    REASON_PASSED: gettext_lazy("The judge passed it"),
+    REASON_GATE_OFF: gettext_lazy("No quality gate for this kind"),
+    REASON_REOPEN: gettext_lazy("Reopened by an admin"),
+    "admin_revert": gettext_lazy("Admin revert"),
     **NOT_SCORED_LABELS,
 }
-_SHORT_OTHER = "Something else (see the comment)"
+_SHORT_OTHER = gettext_lazy("Something else (see the comment)")
 ROUND_ZERO = _BEGINNING  # the round of an item never submitted
 
 # Where an examiner may give a verdict: examining, and the statuses an examining queue holds.
@@ -134,11 +135,11 @@ def checklist_for(kind: str) -> list[tuple[str, str]]:
 def reason_label(kind: str, code: str) -> str:
     """A reason code as people read it: the check that failed, or what the step that gave it means."""
     if code == REASON_OTHER:
-        return _SHORT_OTHER
+        return str(_SHORT_OTHER)
     for check, label in CHECKLISTS.get(kind, []):
         if check == code:
-            return label
-    return _OTHER_REASONS.get(code, code.replace("_", " "))
+            return str(label)
+    return str(_OTHER_REASONS.get(code, code.replace("_", " ")))
 
 
 def reason_labels(kind: str, codes) -> list[str]:
@@ -172,14 +173,31 @@ class VerdictOutcome:
 
     @property
     def message(self) -> str:
-        yours = "Your pass" if self.verdict.passed else "Your flag"
         if self.status == S.ACCEPTED:
-            return f"{yours} is recorded: the item is accepted." if self.given > 1 else "Passed: the item is accepted."
+            if self.given <= 1:
+                return gettext("Passed: the item is accepted.")
+            if self.verdict.passed:
+                return gettext("Your pass is recorded: the item is accepted.")
+            return gettext("Your flag is recorded: the item is accepted.")
         if self.status == S.FLAGGED:
             n = len(self.transition.event.reasons) if self.transition else 0
-            return f"Flagged: the item goes to a reviser with {n} reason{'s' if n != 1 else ''}."
+            return ngettext(
+                "Flagged: the item goes to a reviser with %(n)d reason.",
+                "Flagged: the item goes to a reviser with %(n)d reasons.",
+                n,
+            ) % {"n": n}
         n = self.waiting_for
-        return f"{yours} is recorded; waiting for {n} more examiner{'s' if n != 1 else ''}."
+        if self.verdict.passed:
+            return ngettext(
+                "Your pass is recorded; waiting for %(n)d more examiner.",
+                "Your pass is recorded; waiting for %(n)d more examiners.",
+                n,
+            ) % {"n": n}
+        return ngettext(
+            "Your flag is recorded; waiting for %(n)d more examiner.",
+            "Your flag is recorded; waiting for %(n)d more examiners.",
+            n,
+        ) % {"n": n}
 
 
 def _lock_item(item):
@@ -196,42 +214,54 @@ def _clean_reasons(kind: str, reasons, *, passed: bool, comment: str, checklist)
     seen = []
     for reason in reasons or []:
         if not isinstance(reason, str):
-            raise VerdictRefused("unknown_reason", "A reason must be the code of a check.")
+            raise VerdictRefused("unknown_reason", gettext("A reason must be the code of a check."))
         if reason not in seen:
             seen.append(reason)
     unknown = [r for r in seen if r not in codes]
     if unknown:
         raise VerdictRefused(
             "unknown_reason",
-            f"Unknown reason{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; the checks are {', '.join(codes)}.",
+            ngettext(
+                "Unknown reason %(unknown)s; the checks are %(codes)s.",
+                "Unknown reasons %(unknown)s; the checks are %(codes)s.",
+                len(unknown),
+            )
+            % {"unknown": ", ".join(unknown), "codes": ", ".join(codes)},
         )
     ticks = {}
     if checklist:
         if not isinstance(checklist, dict):
-            raise VerdictRefused("unknown_reason", "The checklist must map each check to whether it holds.")
+            raise VerdictRefused("unknown_reason", gettext("The checklist must map each check to whether it holds."))
         strange = [c for c in checklist if c not in codes]
         if strange:
-            plural = "s" if len(strange) > 1 else ""
-            raise VerdictRefused("unknown_reason", f"Unknown check{plural} {', '.join(strange)}.")
+            raise VerdictRefused(
+                "unknown_reason",
+                ngettext("Unknown check %(checks)s.", "Unknown checks %(checks)s.", len(strange))
+                % {"checks": ", ".join(strange)},
+            )
         ticks = {c: bool(v) for c, v in checklist.items()}
     both = [r for r in seen if ticks.get(r) is True]
     if both:
         labels = "; ".join(reason_label(kind, r) for r in both)
-        raise VerdictRefused("contradiction", f"Ticked as fine and named as a reason at once: {labels}.")
+        raise VerdictRefused(
+            "contradiction", gettext("Ticked as fine and named as a reason at once: %(labels)s.") % {"labels": labels}
+        )
     if passed:
         failing = seen + [c for c, ok in ticks.items() if not ok and c not in seen]
         if failing:
             labels = "; ".join(reason_label(kind, r) for r in failing)
             raise VerdictRefused(
-                "contradiction", f"A pass cannot leave checks failing ({labels}): flag the item, or tick them again."
+                "contradiction",
+                gettext("A pass cannot leave checks failing (%(labels)s): flag the item, or tick them again.")
+                % {"labels": labels},
             )
     else:
         if not seen:
             raise VerdictRefused(
-                "no_reason", "A flag needs at least one reason: untick the check(s) the item fails, then flag."
+                "no_reason", gettext("A flag needs at least one reason: untick the check(s) the item fails, then flag.")
             )
         if REASON_OTHER in seen and not comment:
-            raise VerdictRefused("needs_comment", "You flagged “something else”: say what in the comment.")
+            raise VerdictRefused("needs_comment", gettext("You flagged “something else”: say what in the comment."))
     # The whole checklist as decided: what was not named is taken as holding.
     full = {code: code not in seen and ticks.get(code, True) for code in codes}
     return [c for c in codes if c in seen], full
@@ -277,15 +307,17 @@ def verdict_submit(
     project = item.project
     comment = (comment or "").strip()
     if not can(examiner, Action.EXAMINE, project):
-        raise VerdictRefused("not_allowed", f"Your role in {project.name} does not include examining.")
+        raise VerdictRefused(
+            "not_allowed", gettext("Your role in %(project)s does not include examining.") % {"project": project.name}
+        )
     if getattr(item, "author_id", None) == examiner.pk:
-        raise VerdictRefused("not_allowed", "You wrote this item: someone else examines it.")
+        raise VerdictRefused("not_allowed", gettext("You wrote this item: someone else examines it."))
     reasons, full = _clean_reasons(kind, reasons, passed=passed, comment=comment, checklist=checklist)
     column = KIND_FIELDS[ItemKind(kind)]
     with transaction.atomic():
         locked = _lock_item(item)
         if not can(examiner, Action.EXAMINE, project, locked):
-            raise VerdictRefused("not_allowed", "You wrote this item: someone else examines it.")
+            raise VerdictRefused("not_allowed", gettext("You wrote this item: someone else examines it."))
         status = locked.status
         examinable = status in (S.SCORED, S.EXAMINING) or (
             status == S.SUBMITTED and not gate_applies(project=project, kind=kind)
@@ -293,18 +325,25 @@ def verdict_submit(
         if not examinable:
             raise VerdictRefused(
                 "not_examinable",
-                f"This item is {locked.get_status_display().lower()}, not waiting for an examiner"
-                + (": it has been decided already." if status in (S.ACCEPTED, S.FLAGGED) else "."),
+                (
+                    gettext("This item is %(status)s, not waiting for an examiner: it has been decided already.")
+                    if status in (S.ACCEPTED, S.FLAGGED)
+                    else gettext("This item is %(status)s, not waiting for an examiner.")
+                )
+                % {"status": locked.get_status_display().lower()},
             )
         if expected_version is not None and locked.version != expected_version:
             raise VerdictRefused(
                 "stale",
-                f"This item changed to version {locked.version} after you opened version {expected_version}: "
-                "look at what changed and decide again.",
+                gettext(
+                    "This item changed to version %(version)s after you opened version %(expected)s: "
+                    "look at what changed and decide again."
+                )
+                % {"version": locked.version, "expected": expected_version},
             )
         round_start = item_round(locked)
         if ExamVerdict.objects.filter(**{column: locked}, round_started_at=round_start, examiner=examiner).exists():
-            raise VerdictRefused("already", "You already gave your verdict on this version of the item.")
+            raise VerdictRefused("already", gettext("You already gave your verdict on this version of the item."))
         if status != S.EXAMINING:
             item_transition(item=locked, to_status=S.EXAMINING, actor=examiner, expect_from=status)
         lease = (
@@ -331,7 +370,9 @@ def verdict_submit(
                     **ItemRef.ref_for(locked),
                 )
         except IntegrityError:  # the unique constraint: a verdict by the same examiner committed meanwhile
-            raise VerdictRefused("already", "You already gave your verdict on this version of the item.") from None
+            raise VerdictRefused(
+                "already", gettext("You already gave your verdict on this version of the item.")
+            ) from None
         assignment_complete(user=examiner, item=locked, stage=S.EXAMINING)
 
         required = _required(locked, kind, round_start, queue)
@@ -380,9 +421,11 @@ def revision_start(*, item, reviser) -> RevisionStarted:
     """A reviser takes a flagged item on (flagged → revising); an item already in revision is left as it is."""
     project = item.project
     if not can(reviser, Action.REVISE, project):
-        raise RevisionRefused("not_allowed", f"Your role in {project.name} does not include revising.")
+        raise RevisionRefused(
+            "not_allowed", gettext("Your role in %(project)s does not include revising.") % {"project": project.name}
+        )
     if not can(reviser, Action.REVISE, project, item):
-        raise RevisionRefused("not_allowed", "You wrote this item: someone else revises it.")
+        raise RevisionRefused("not_allowed", gettext("You wrote this item: someone else revises it."))
     with transaction.atomic():
         locked = _lock_item(item)
         if locked.status == S.REVISING:
@@ -391,7 +434,8 @@ def revision_start(*, item, reviser) -> RevisionStarted:
         if locked.status != S.FLAGGED:
             raise RevisionRefused(
                 "not_flagged",
-                f"This item is {locked.get_status_display().lower()}: only a flagged item can be taken into revision.",
+                gettext("This item is %(status)s: only a flagged item can be taken into revision.")
+                % {"status": locked.get_status_display().lower()},
             )
         moved = item_transition(item=locked, to_status=S.REVISING, actor=reviser, expect_from=S.FLAGGED)
     item.status = locked.status
@@ -402,16 +446,17 @@ def item_reopen(*, item, by, comment: str) -> Transition:
     """An admin sends accepted work back to revision (accepted → revising), saying why; it is logged."""
     project = item.project
     if not can(by, Action.ADMINISTER, project):
-        raise ReopenRefused("not_allowed", "Only a project admin can reopen accepted work.")
+        raise ReopenRefused("not_allowed", gettext("Only a project admin can reopen accepted work."))
     comment = (comment or "").strip()
     if not comment:
-        raise ReopenRefused("needs_comment", "Say why the item is reopened: the reviser reads it.")
+        raise ReopenRefused("needs_comment", gettext("Say why the item is reopened: the reviser reads it."))
     with transaction.atomic():
         locked = _lock_item(item)
         if locked.status != S.ACCEPTED:
             raise ReopenRefused(
                 "not_accepted",
-                f"This item is {locked.get_status_display().lower()}, not accepted: there is nothing to reopen.",
+                gettext("This item is %(status)s, not accepted: there is nothing to reopen.")
+                % {"status": locked.get_status_display().lower()},
             )
         moved = item_transition(
             item=locked,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db.models import F
+from django.utils.functional import Promise
 
 from annotator.models import ItemRef, ItemStatus, ReviewEvent
 
@@ -94,8 +95,9 @@ def reason_labels() -> dict[str, str]:
                 else:
                     walk(value)
         elif isinstance(node, list | tuple):
-            if len(node) == 2 and all(isinstance(x, str) for x in node):
-                labels.setdefault(node[0], node[1])
+            # A label may be a lazily translated string (a Promise), read in the active language.
+            if len(node) == 2 and isinstance(node[0], str) and isinstance(node[1], str | Promise):
+                labels.setdefault(node[0], str(node[1]))
                 return
             for value in node:
                 walk(value)

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from annotator.models import ItemKind, ItemRef, QAPair, RelationDecision, ReviewEvent
 from annotator.versions import (
@@ -181,7 +182,7 @@ def item_revert(*, item, to_version: int, user, expected_version: int | None = N
     refused (StaleVersion) rather than throwing away a save it never showed.
     """
     if not can(user, Action.ADMINISTER, item.project):
-        raise PermissionDenied("Only a project admin can revert an item to an earlier version.")
+        raise PermissionDenied(_("Only a project admin can revert an item to an earlier version."))
     with transaction.atomic():
         try:
             restored = content_restore(

@@ -147,7 +147,7 @@ class QueueForm(forms.Form):
             found = dict(self.project.videos.filter(name__in=names).values_list("name", "pk"))
             missing = [n for n in names if n not in found]
             if missing:
-                raise ValidationError(f"No video named {', '.join(missing)} in this project.")
+                raise ValidationError(_("No video named %(names)s in this project.") % {"names": ", ".join(missing)})
             ids += found.values()
         return ids
 
@@ -210,7 +210,7 @@ def queue_list(request, slug):
                 messages.success(request, _("Queue %(name)s created.") % {"name": queue.name})
                 return redirect("reviewer:queue_detail", slug=slug, queue_id=queue.pk)
     elif request.method == "POST":
-        raise PermissionDenied("Only project admins define queues.")
+        raise PermissionDenied(_("Only project admins define queues."))
     queues = list(queues_for(project=project, user=request.user))
     for queue in queues:
         queue.project = project

@@ -413,7 +413,7 @@ def _queue_save(queue: ReviewQueue, *, members) -> ReviewQueue:
 def queue_create(*, project: Project, by, members=(), **fields) -> ReviewQueue:
     """A new queue (admins). Fields as on ReviewQueue; a ValidationError names each bad field."""
     if not can(by, Action.ADMINISTER, project):
-        raise PermissionDenied("Only project admins define queues.")
+        raise PermissionDenied(_("Only project admins define queues."))
     unknown = set(fields) - set(_QUEUE_FIELDS)
     if unknown:
         raise TypeError(f"queue_create() got unexpected field(s) {', '.join(sorted(unknown))}")
@@ -423,7 +423,7 @@ def queue_create(*, project: Project, by, members=(), **fields) -> ReviewQueue:
 def queue_update(*, queue: ReviewQueue, by, members=None, **fields) -> ReviewQueue:
     """Change a queue's settings (admins); leases already given keep their stage and expiry."""
     if not can(by, Action.ADMINISTER, queue.project):
-        raise PermissionDenied("Only project admins change queues.")
+        raise PermissionDenied(_("Only project admins change queues."))
     unknown = set(fields) - set(_QUEUE_FIELDS)
     if unknown:
         raise TypeError(f"queue_update() got unexpected field(s) {', '.join(sorted(unknown))}")
@@ -445,7 +445,8 @@ def queue_claim_check(*, queue: ReviewQueue, user) -> None:
         raise ClaimRefused(_("The queue %(name)s is paused.") % {"name": queue.name})
     if not can(user, STAGE_ACTIONS[queue.stage], queue.project):
         raise ClaimRefused(
-            f"Your role in {queue.project.name} does not include {ItemStatus(queue.stage).label.lower()}."
+            _("Your role in %(project)s does not include %(stage)s.")
+            % {"project": queue.project.name, "stage": ItemStatus(queue.stage).label.lower()}
         )
     if not queue.members.filter(pk=user.pk).exists():
         raise ClaimRefused(
@@ -665,12 +666,16 @@ def project_claim_next(*, project: Project, user, now=None) -> Assignment | None
 
 def _holder_only(assignment: Assignment, user, verb: str) -> None:
     if assignment.assignee_id != user.pk:
-        raise LeaseError("not_holder", f"Only the person holding this lease can {verb} it.")
+        refusals = {
+            "renew": _("Only the person holding this lease can renew it."),
+            "complete": _("Only the person holding this lease can complete it."),
+        }
+        raise LeaseError("not_holder", refusals.get(verb) or f"Only the person holding this lease can {verb} it.")
 
 
 def _not_active(assignment: Assignment) -> LeaseError:
     state = AssignmentStatus(assignment.status).label.lower()
-    return LeaseError("not_active", f"This lease is already {state}.")
+    return LeaseError("not_active", _("This lease is already %(state)s.") % {"state": state})
 
 
 def assignment_heartbeat(*, assignment: Assignment, user, now=None) -> Assignment:
@@ -687,7 +692,7 @@ def assignment_heartbeat(*, assignment: Assignment, user, now=None) -> Assignmen
     ):
         assignment.refresh_from_db()
         if assignment.status == A.EXPIRED:
-            raise LeaseError("lease_expired", "This lease has expired; claim the item again if it is still free.")
+            raise LeaseError("lease_expired", _("This lease has expired; claim the item again if it is still free."))
         raise _not_active(assignment)
     assignment.heartbeat_at, assignment.lease_expires_at = now, expires
     return assignment
@@ -696,7 +701,7 @@ def assignment_heartbeat(*, assignment: Assignment, user, now=None) -> Assignmen
 def assignment_release(*, assignment: Assignment, user, now=None) -> Assignment:
     """Give the item back to the pool: its holder, or a project admin for anyone's lease."""
     if assignment.assignee_id != user.pk and not can(user, Action.ADMINISTER, assignment.project):
-        raise LeaseError("not_holder", "Only the person holding this lease, or a project admin, can release it.")
+        raise LeaseError("not_holder", _("Only the person holding this lease, or a project admin, can release it."))
     if not Assignment.objects.filter(pk=assignment.pk, status=A.ACTIVE).update(status=A.RELEASED):
         assignment.refresh_from_db()
         raise _not_active(assignment)
@@ -854,7 +859,7 @@ def queue_assign_items(*, queue: ReviewQueue, items: Iterable, assignee, by, now
     already seen by `overlap` people) are listed in `refused` with the reason; the rest are assigned.
     """
     if not can(by, Action.ADMINISTER, queue.project):
-        raise PermissionDenied("Only project admins assign items.")
+        raise PermissionDenied(_("Only project admins assign items."))
     _check_assignee(queue, assignee)
     ids = _item_ids(items)
     now = now or timezone.now()
@@ -869,7 +874,7 @@ def queue_reassign(*, queue: ReviewQueue, assignments: Iterable[Assignment], ass
     and is listed in `refused` by item id.
     """
     if not can(by, Action.ADMINISTER, queue.project):
-        raise PermissionDenied("Only project admins reassign items.")
+        raise PermissionDenied(_("Only project admins reassign items."))
     _check_assignee(queue, assignee)
     now = now or timezone.now()
     column = KIND_FIELDS[ItemKind(queue.item_kind)]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from .models import Clip, Video
 from .scene_split import plan_clips
@@ -65,8 +66,11 @@ def clips_rebuild(*, video: Video) -> ClipsOutcome:
     if annotated:
         indexes = ", ".join(str(c.index) for c in existing if c.pk in annotated)
         raise ClipsLocked(
-            f"Clips {indexes} of {video.name} carry annotations and the new scene settings would change them; "
-            "the clips were left as they were. Move or delete those annotations first."
+            _(
+                "Clips %(indexes)s of %(video)s carry annotations and the new scene settings would change them; "
+                "the clips were left as they were. Move or delete those annotations first."
+            )
+            % {"indexes": indexes, "video": video.name}
         )
     Clip.objects.filter(video=video).delete()
     Clip.objects.bulk_create(

@@ -42,7 +42,10 @@ def video_flag_unusable(*, video: Video, reason: str, note: str = "", user) -> V
         names = ", ".join(f"{r['code']} ({r['name']})" for r in reasons)
         if not reason:
             raise UnusableRefused(_("Choose why the video is unusable: one of %(names)s.") % {"names": names})
-        raise UnusableRefused(f'"{reason}" is not a reason this project knows; choose one of {names}.')
+        raise UnusableRefused(
+            _('"%(reason)s" is not a reason this project knows; choose one of %(names)s.')
+            % {"reason": reason, "names": names}
+        )
     if reason in NOTE_REQUIRED_FOR and not note:
         raise UnusableRefused(_("Say in the note what makes the video unusable."))
     if len(note) > NOTE_MAX_CHARS:
