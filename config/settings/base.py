@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "videos",
     "annotator",
     "reviewer",
+    "audits",
     "releases",
     # Interfaces.
     "studio",
