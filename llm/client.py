@@ -428,6 +428,121 @@ def chat_json(
     return LLMResult(parsed=parsed, call=call)
 
 
+@dataclass(frozen=True)
+class Turn:
+    """One message of a free-text conversation: the user's (text and optional JPEG frames) or the model's."""
+
+    role: str  # "user" | "assistant"
+    text: str
+    images: tuple[bytes, ...] = ()
+
+
+@dataclass(frozen=True)
+class TextResult:
+    text: str
+    call: LLMCall
+
+
+def chat_text(
+    *,
+    project,
+    step: str,
+    system: str,
+    turns: Sequence[Turn],
+    model: str | None = None,
+    endpoint: Endpoint | None = None,
+    params: dict | None = None,
+    template_key: str = "",
+) -> TextResult:
+    """Ask for a free-text answer (an evaluated model's reply, a probe's guess) to a conversation.
+
+    `endpoint` overrides the project's (an evaluation names its own); `model` defaults to the
+    project's choice for the step. The call is recorded like every other; an empty answer is a
+    failure (LLMError with outcome "invalid"), never an empty string for the caller to misread.
+    """
+    started = time.monotonic()
+    params = dict(params or {})
+    timeout_s = float(params.get("timeout_s") or settings.LLM_TIMEOUT_S)
+    vision = any(turn.images for turn in turns)
+    images = [image for turn in turns for image in turn.images]
+    try:
+        target = endpoint or _resolve(project, step, vision=vision)
+    except _Failure as failure:
+        record = {
+            "project": project,
+            "step": step,
+            "endpoint": "",
+            "model": model or model_for_step(project=project, step=step, vision=vision),
+            "template_key": template_key,
+            "parameters": {**params, "timeout_s": timeout_s},
+            "request": {},
+        }
+        call = _save_call(
+            record, _Exchange(endpoint="", timeout_s=timeout_s), started, outcome=failure.outcome, error=failure.message
+        )
+        raise LLMError(f"{step}: {failure.message}", call=call) from None
+    model = model or model_for_step(project=project, step=step, vision=vision, endpoint=target)
+    exchange = _Exchange(endpoint=target.base_url, timeout_s=timeout_s, api_key=target.api_key)
+    record: dict[str, Any] = {
+        "project": project,
+        "step": step,
+        "endpoint": target.base_url,
+        "model": model,
+        "prices": target.prices,
+        "template_key": template_key,
+        "parameters": {**params, "timeout_s": timeout_s},
+        "request": {"images": _image_summary(images)},
+    }
+    detail = params.get("image_detail")
+    messages: list[dict] = [{"role": "system", "content": system}] if system else []
+    for turn in turns:
+        if turn.role == "assistant" or not turn.images:
+            messages.append({"role": turn.role, "content": turn.text})
+            continue
+        content: list[dict] = [{"type": "text", "text": turn.text}]
+        for image in turn.images:
+            image_url: dict[str, Any] = {"url": "data:image/jpeg;base64," + base64.b64encode(image).decode("ascii")}
+            if detail:
+                image_url["detail"] = detail
+            content.append({"type": "image_url", "image_url": image_url})
+        messages.append({"role": "user", "content": content})
+    record["request"].update(messages=_summarise_messages(messages), response_format="text")
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "user": f"vidqa:{step}:project-{project.pk}",
+        "timeout": timeout_s,
+        **{k: v for k, v in params.items() if k in _CHAT_PARAMS},
+    }
+    extra_body = {k: v for k, v in params.items() if k not in _CHAT_PARAMS and k not in _LOCAL_PARAMS}
+    if extra_body:
+        kwargs["extra_body"] = extra_body
+    try:
+        create = _openai_client(exchange.endpoint, exchange.api_key).chat.completions.with_raw_response.create
+        try:
+            response = exchange.send(partial(create, **kwargs))
+        except _Rejected as rejected:
+            raise _Failure(f"the endpoint refused the request: {rejected.message}", CallOutcome.ERROR) from None
+        completion = _completion(exchange, response.text)
+        text = completion["content"]
+        if isinstance(text, list):  # some servers answer with content parts
+            text = "".join(str(p.get("text", "")) for p in text if isinstance(p, dict))
+        text = (text or "").strip()
+        if not text:
+            refusal = completion.get("refusal")
+            raise _Failure(f"the model refused: {refusal}" if refusal else "the answer was empty", CallOutcome.INVALID)
+    except _Failure as failure:
+        call = _save_call(record, exchange, started, outcome=failure.outcome, error=failure.message)
+        raise LLMError(f"{step}: {failure.message}", call=call) from None
+    except Exception as exc:
+        log.exception("unexpected failure in an LLM call")
+        message = f"unexpected {type(exc).__name__}: {exc}"
+        call = _save_call(record, exchange, started, outcome=CallOutcome.ERROR, error=message)
+        raise LLMError(f"{step}: {message}", call=call) from exc
+    call = _save_call(record, exchange, started, outcome=CallOutcome.OK, parsed={"text": text})
+    return TextResult(text=text, call=call)
+
+
 def _template(project, key: str, record: dict) -> PromptTemplate:
     try:
         template = prompt_template_for_call(project=project, key=key)

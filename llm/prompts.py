@@ -280,6 +280,20 @@ TEXT_ONLY_ANSWER = TemplateSpec(
     ),
 )
 
+ANSWER_EXTRACT = TemplateSpec(
+    key="answer_extract",
+    system=(
+        "You read another model's reply to a multiple-choice question and say which option it chose. "
+        "You do not answer the question yourself. You answer with JSON only."
+    ),
+    body=(
+        "Question: {question}\nOptions:\n{options}\n\nThe reply:\n{reply}\n\n"
+        'Which option does the reply choose? Give its label, or "none" when the reply chooses no '
+        "option or more than one."
+    ),
+    schema=_object(["choice"], choice={"type": "string"}),
+)
+
 DEFAULT_TEMPLATES: dict[str, TemplateSpec] = {
     spec.key: spec
     for spec in (
@@ -292,6 +306,7 @@ DEFAULT_TEMPLATES: dict[str, TemplateSpec] = {
         COMPLEXITY,
         JUDGE,
         TEXT_ONLY_ANSWER,
+        ANSWER_EXTRACT,
     )
 }
 

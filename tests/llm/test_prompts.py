@@ -28,6 +28,7 @@ EXPECTED_KEYS = {
     "complexity",
     "judge",
     "text_only_answer",
+    "answer_extract",
 }
 
 
