@@ -9,8 +9,10 @@ import os
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
+from django.urls import reverse
 
 from annotator.models import MCQ, ItemStatus
 from demo.services import demo_project_load
@@ -236,3 +238,31 @@ def test_the_option_needs_an_mcq_format_and_answers(project, people, accepted):
     form = ReleaseForm(data={**fields, "formats": ["longvideobench"]}, project=project)
     assert form.is_valid(), form.errors
     assert form.service_fields()["filters"]["lmms_eval"] is True
+
+
+def test_the_form_asks_for_the_tasks_and_the_page_lists_them(client, project, people, accepted, demo):
+    client.force_login(people["admin"])
+    url = reverse("releases:new", args=[project.slug])
+    form = {
+        "version": "v2",
+        "statuses": ["accepted"],
+        "include_media": "on",
+        "split_mode": "none",
+        "seed": "5",
+        "lmms_eval": "on",
+    }
+    page = client.get(url).text
+    assert 'name="lmms_eval"' in page
+    response = client.post(url, {**form, "formats": ["generic"]})
+    assert response.status_code == 200
+    assert "choose one of those formats too" in response.text and not DatasetRelease.objects.filter(project=project)
+    response = client.post(url, {**form, "formats": ["longvideobench"]})
+    assert response.status_code == 302
+    assert DatasetRelease.objects.get(project=project).filters["lmms_eval"] is True
+
+    release = build(demo, "v1")
+    boss = get_user_model().objects.create_superuser("boss", "boss@example.com", "pw")
+    client.force_login(boss)
+    page = client.get(reverse("releases:detail", args=[demo.slug, release.pk])).text
+    assert "lmms-eval tasks" in page
+    assert all(f"<code>{task}</code>" in page for task in release.manifest["lmms_eval"]["tasks"])
