@@ -118,7 +118,8 @@ def task_yaml(task: dict) -> str:
 
 def readme(*, slug: str, tasks: list[dict]) -> str:
     prefix = task_prefix(slug)
-    first = tasks[0]["task"] if tasks else f"{prefix}_lvb_test"
+    tests = [t["task"] for t in tasks if t["split"] == "test"] or [t["task"] for t in tasks]
+    first = tests[0] if tests else f"{prefix}_lvb_test"
     lines = [
         "# lmms-eval tasks of this release",
         "",
@@ -128,7 +129,9 @@ def readme(*, slug: str, tasks: list[dict]) -> str:
     lines += [f"- `{t['task']}` (tag `{t['tag']}`): {t['what']}, `../{t['data']}`" for t in tasks]
     lines += [
         "",
-        "Run from anywhere, with lmms-eval 0.7.x installed (the key is read from OPENAI_API_KEY):",
+        "Run from anywhere, with lmms-eval 0.7.0 or 0.7.3 installed (the 0.7.1 and 0.7.2 wheels lack a file",
+        "of their own tasks and run none) and decord or torchcodec for the video frames; the endpoint's key",
+        "is read from OPENAI_API_KEY:",
         "",
         "```",
         "lmms-eval --model openai \\",
@@ -137,9 +140,9 @@ def readme(*, slug: str, tasks: list[dict]) -> str:
         "  --output_path <results folder> --log_samples",
         "```",
         "",
-        "lmms-eval exits 0 even when requests fail, and scores a failed request as a wrong answer: read",
-        "`<results folder>/<model>/<date>_results.json` and check that `failed_requests,none` is 0 before",
-        "trusting `accuracy,none`. `no_choice,none` is the share of replies naming no option.",
+        "lmms-eval exits 0 even when the evaluation fails, and scores a failed request as a wrong answer:",
+        "read `<results folder>/<model>/<date>_results.json`, and trust `accuracy,none` only when that file",
+        "exists and `failed_requests,none` is 0. `no_choice,none` is the share of replies naming no option.",
         "Do not add files to this folder: lmms-eval loads every YAML in it, and an `__init__.py` here",
         "would hide the installed lmms_eval package.",
     ]
