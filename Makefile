@@ -1,5 +1,5 @@
 # The two set-up commands (README.md): `make run` and `make test`.
-.PHONY: run test bench lint messages
+.PHONY: run test bench lint messages lmms-eval-check
 
 run:
 	bash scripts/run.sh
@@ -16,3 +16,9 @@ lint:
 # Regenerate the translation catalogues (locale/) from the code and compile them; needs GNU gettext.
 messages:
 	bash scripts/i18n_update.sh
+
+# Opt-in (lmms-eval needs torch): lmms-eval itself on the demo release's task folder, against the fake
+# OpenAI server. LMMS_EVAL=<its executable> or LMMS_EVAL_VENV=<folder to install it in>; see
+# docs/evaluation_lmms_eval.md.
+lmms-eval-check:
+	LMMS_EVAL="$(LMMS_EVAL)" LMMS_EVAL_VENV="$(LMMS_EVAL_VENV)" bash scripts/lmms_eval_check.sh

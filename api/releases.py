@@ -73,7 +73,7 @@ class ReleaseJobSerializer(serializers.Serializer):
 
 class ReleaseCountsSerializer(serializers.Serializer):
     videos = serializers.IntegerField(allow_null=True)
-    items = serializers.DictField(child=serializers.IntegerField(), help_text="Items per kind, e.g. `{\"mcq\": 120}`.")
+    items = serializers.DictField(child=serializers.IntegerField(), help_text='Items per kind, e.g. `{"mcq": 120}`.')
     qa_pairs = serializers.IntegerField(allow_null=True)
     per_split = serializers.DictField(
         child=serializers.DictField(child=serializers.IntegerField()),
@@ -265,8 +265,9 @@ class ReleaseCreateApi(ApiAuthMixin, APIView):
         )
         filters = serializers.DictField(
             required=False,
-            help_text="`statuses` (default `[\"accepted\"]`), `categories`, `video_ids`, `accepted_from`, "
-            "`accepted_to` (YYYY-MM-DD), `include_media` (default true).",
+            help_text='`statuses` (default `["accepted"]`), `categories`, `video_ids`, `accepted_from`, '
+            "`accepted_to` (YYYY-MM-DD), `include_media` (default true), `clip_files` (default false), "
+            "`lmms_eval` (default false: an `lmms_eval/` folder of lmms-eval tasks over the MCQ files).",
         )
         split_config = serializers.DictField(
             required=False,

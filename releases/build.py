@@ -12,7 +12,9 @@ What a release holds (docs/release_formats.md has the whole layout):
 - `filters["include_media"]` (default true) copies the videos records refer to under `videos/`;
   false writes the text only (paths still name where the files would be);
 - `filters["clip_files"]` (default false) also cuts every released chain's clip into
-  `clips/<video>/<clip index>.mp4` with ffmpeg (frame-accurate, re-encoded).
+  `clips/<video>/<clip index>.mp4` with ffmpeg (frame-accurate, re-encoded);
+- `filters["lmms_eval"]` (default false) also writes an `lmms_eval/` folder of lmms-eval tasks over the
+  release's MCQ files (writers/lmms_tasks.py; docs/evaluation_lmms_eval.md).
 
 Memory stays flat: videos are handled in chunks of CHUNK_VIDEOS (one query per table per chunk),
 each writer writes a video's files as soon as it has them, long files are spooled to disk, and
@@ -72,6 +74,8 @@ from .writers.common import (
     VideoBundle,
     VideoInfo,
 )
+from .writers.lmms_tasks import FOLDER as LMMS_EVAL_FOLDER
+from .writers.lmms_tasks import lmms_eval_tasks_write
 from .writers.media import ClipCutError, cut_clip_into
 
 logger = logging.getLogger(__name__)
@@ -409,8 +413,15 @@ def _build(release: DatasetRelease, progress: Progress) -> DatasetRelease:
             progress(done, total, f"Wrote {done} of {len(ordered)} videos")
         for writer in writers:
             writer.finish()
+        lmms_tasks = lmms_eval_tasks_write(ctx) if filters.get("lmms_eval") else None
 
         manifest = _manifest(release, formats, filters, include_media, stats, files)
+        if lmms_tasks:
+            manifest["lmms_eval"] = {
+                "folder": f"{LMMS_EVAL_FOLDER}/",
+                "tasks": [t["task"] for t in lmms_tasks],
+                "tags": sorted({t["tag"] for t in lmms_tasks}),
+            }
         manifest["per_format"] = tally.as_dict()  # counts per format, and why an item is not in one
         problems.extend("manifest", MANIFEST, "release", schema_errors("manifest", manifest))
         files.write_text(MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")

@@ -13,7 +13,7 @@ from annotator.models import ItemStatus
 from projects.models import Project, ProjectKind
 
 from .models import ReleaseFormat
-from .services import SPLIT_NAMES
+from .services import SPLIT_NAMES, lmms_eval_refusals
 
 # What a project of each kind usually releases; the admin may tick more.
 DEFAULT_FORMATS = {
@@ -78,6 +78,14 @@ class ReleaseForm(forms.Form):
         required=False,
         help_text=gettext_lazy("Also cut every released QA chain's clip into its own file (ffmpeg; slower)."),
     )
+    lmms_eval = forms.BooleanField(
+        label=gettext_lazy("lmms-eval tasks"),
+        required=False,
+        help_text=gettext_lazy(
+            "Also write an lmms_eval/ folder so lmms-eval can evaluate a model on this release's MCQs "
+            "(LongVideoBench, MVPBench or LiViBench files)."
+        ),
+    )
     split_mode = forms.ChoiceField(label=gettext_lazy("Split by video"), choices=SPLIT_MODES, initial="ratios")
     train = forms.FloatField(label=gettext_lazy("Train"), required=False, min_value=0, initial=0.8)
     eval = forms.FloatField(label=gettext_lazy("Eval"), required=False, min_value=0)
@@ -133,6 +141,9 @@ class ReleaseForm(forms.Form):
                 for name, value in parts.items():
                     if value != int(value):
                         self.add_error(name, _("A count is a whole number of videos."))
+        if data.get("lmms_eval") and data.get("formats"):
+            for message in lmms_eval_refusals(formats=data["formats"], test_style=bool(data.get("test_style"))):
+                self.add_error("lmms_eval", message)
         return data
 
     def filters(self) -> dict:
@@ -145,6 +156,7 @@ class ReleaseForm(forms.Form):
             "accepted_to": data["accepted_to"].isoformat() if data.get("accepted_to") else None,
             "include_media": bool(data.get("include_media")),
             "clip_files": bool(data.get("clip_files")) or None,
+            "lmms_eval": bool(data.get("lmms_eval")) or None,
         }
         return {k: v for k, v in filters.items() if v not in (None, [], "")}
 

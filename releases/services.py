@@ -43,7 +43,10 @@ FILTER_KEYS = (
     "accepted_to",
     "include_media",
     "clip_files",
+    "lmms_eval",
 )
+# The formats whose files an lmms-eval task reads (releases/writers/lmms_tasks.py).
+LMMS_EVAL_FORMATS = (ReleaseFormat.LONGVIDEOBENCH, ReleaseFormat.MVPBENCH, ReleaseFormat.LIVIBENCH)
 SPLIT_NAMES = SPLITS
 SEED_MAX = 2**63 - 1
 _ACTIVE = (ReleaseStatus.QUEUED, ReleaseStatus.BUILDING)
@@ -169,9 +172,28 @@ def clean_filters(filters, *, project: Project) -> dict:
         errors.append("clip_files must be true or false.")
     elif clip_files:  # only when asked: the default stays out of the stored filters
         clean["clip_files"] = True
+    lmms_eval = filters.get("lmms_eval", False)
+    if not isinstance(lmms_eval, bool):
+        errors.append("lmms_eval must be true or false.")
+    elif lmms_eval:
+        clean["lmms_eval"] = True
     if errors:
         raise ValidationError(errors)
     return clean
+
+
+def lmms_eval_refusals(*, formats: list[str], test_style: bool) -> list[str]:
+    """Why a release with these formats cannot carry lmms-eval tasks (empty: it can)."""
+    errors = []
+    if not set(formats) & set(LMMS_EVAL_FORMATS):
+        errors.append(
+            _("lmms-eval tasks read the LongVideoBench, MVPBench or LiViBench files: choose one of those formats too.")
+        )
+    if test_style:
+        errors.append(
+            _("lmms-eval tasks score answers, and a test-style release withholds them: untick one of the two.")
+        )
+    return errors
 
 
 def _default_statuses():
@@ -247,6 +269,10 @@ def release_create(
                 errors["version"] = [_version_taken(existing)]
         raise ValidationError(errors)
     cleaned["test_style"] = bool(test_style)
+    if cleaned["filters"].get("lmms_eval"):
+        lmms_errors = lmms_eval_refusals(formats=cleaned["formats"], test_style=cleaned["test_style"])
+        if lmms_errors:
+            raise ValidationError({"filters": lmms_errors})
 
     with transaction.atomic():
         # One creator at a time per project: the version check and the insert see each other.

@@ -2,8 +2,9 @@
 
     manage.py release create <project> <version> --format longvideobench [--format generic] \\
         [--status accepted] [--category E2O] [--video bench_0001] [--accepted-from 2025-01-01] \\
-        [--accepted-to 2025-06-30] [--no-media] [--clip-files] [--ratios train=0.8,test=0.2 | --counts test=50] \\
-        [--no-stratify] [--seed 0] [--test-style] --by <admin username> [--sync]
+        [--accepted-to 2025-06-30] [--no-media] [--clip-files] [--lmms-eval] \\
+        [--ratios train=0.8,test=0.2 | --counts test=50] [--no-stratify] [--seed 0] [--test-style] \\
+        --by <admin username> [--sync]
     manage.py release list <project>
     manage.py release show <project> <version> [--json]
     manage.py release delete <project> <version> --by <admin username>
@@ -95,6 +96,9 @@ class Command(BaseCommand):
         create.add_argument("--accepted-to", help="YYYY-MM-DD")
         create.add_argument("--no-media", action="store_true", help="Annotations only, no video or clip files")
         create.add_argument("--clip-files", action="store_true", help="Also cut each released chain's clip (ffmpeg)")
+        create.add_argument(
+            "--lmms-eval", action="store_true", help="Also write lmms-eval tasks over the MCQ files (lmms_eval/)"
+        )
         split = create.add_mutually_exclusive_group()
         split.add_argument("--ratios", help="Shares of the videos, e.g. train=0.8,test=0.2")
         split.add_argument("--counts", help="Numbers of videos, e.g. test=50")
@@ -133,6 +137,7 @@ class Command(BaseCommand):
             "accepted_to": options["accepted_to"],
             "include_media": not options["no_media"],
             "clip_files": options["clip_files"] or None,
+            "lmms_eval": options["lmms_eval"] or None,
         }
         split_config = {}
         if options["ratios"]:
