@@ -1,7 +1,8 @@
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
@@ -53,6 +54,15 @@ class ReviewableItem(models.Model):
         abstract = True
 
 
+def claim_order_index(name: str) -> models.Index:
+    """Items of a project in the order review queues hand them out (oldest submit first).
+
+    Claim-next walks it and stops at the first items with a free slot, instead of filtering and
+    sorting every item of the stage on each claim.
+    """
+    return models.Index(F("project"), Coalesce("submitted_at", "created_at"), F("id"), name=name)
+
+
 class QAChain(ReviewableItem):
     """SVBench: 5–6 consecutive open-ended QA turns over one clip."""
 
@@ -61,7 +71,7 @@ class QAChain(ReviewableItem):
 
     class Meta:
         ordering = ["clip__video_id", "clip__index"]
-        indexes = [models.Index(fields=["project", "status"])]
+        indexes = [models.Index(fields=["project", "status"]), claim_order_index("qachain_claim_order")]
 
     def __str__(self) -> str:
         return f"Chain of {self.clip}"
@@ -110,7 +120,7 @@ class ChainPair(ReviewableItem):
             # That both chains belong to this video at clips before_index and before_index + 1 is
             # enforced by a trigger (see migrations).
         ]
-        indexes = [models.Index(fields=["project", "status"])]
+        indexes = [models.Index(fields=["project", "status"]), claim_order_index("chainpair_claim_order")]
 
     def __str__(self) -> str:
         return f"{self.video.name} chains {self.before_index}→{self.before_index + 1}"
@@ -183,7 +193,11 @@ class MCQ(ReviewableItem):
                 name="mcq_referring_span",
             ),
         ]
-        indexes = [models.Index(fields=["project", "status"]), models.Index(fields=["project", "category"])]
+        indexes = [
+            models.Index(fields=["project", "status"]),
+            models.Index(fields=["project", "category"]),
+            claim_order_index("mcq_claim_order"),
+        ]
 
     def __str__(self) -> str:
         return f"MCQ {self.pk}: {self.question[:50]}"
