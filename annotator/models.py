@@ -2,6 +2,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Coalesce
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
@@ -21,6 +22,25 @@ class ItemStatus(models.TextChoices):
     FLAGGED = "flagged", _("Flagged")
     REVISING = "revising", _("Revising")
     ACCEPTED = "accepted", _("Accepted")
+
+
+# Items still moving through review (not accepted), as review queues look for them.
+IN_REVIEW = [s for s in ItemStatus.values if s != ItemStatus.ACCEPTED]
+
+
+def queue_order_index(name: str) -> models.Index:
+    """Items in review of a project in a queue's order (latest submit, else creation; then id).
+
+    Claim-next walks it from the oldest and stops at the first item it may take, instead of
+    sorting every item of the stage on each claim.
+    """
+    return models.Index(
+        models.F("project"),
+        Coalesce("submitted_at", "created_at"),
+        models.F("id"),
+        condition=Q(status__in=IN_REVIEW),
+        name=name,
+    )
 
 
 class Origin(models.TextChoices):
@@ -61,7 +81,7 @@ class QAChain(ReviewableItem):
 
     class Meta:
         ordering = ["clip__video_id", "clip__index"]
-        indexes = [models.Index(fields=["project", "status"])]
+        indexes = [models.Index(fields=["project", "status"]), queue_order_index("qachain_queue_order")]
 
     def __str__(self) -> str:
         return f"Chain of {self.clip}"
@@ -110,7 +130,7 @@ class ChainPair(ReviewableItem):
             # That both chains belong to this video at clips before_index and before_index + 1 is
             # enforced by a trigger (see migrations).
         ]
-        indexes = [models.Index(fields=["project", "status"])]
+        indexes = [models.Index(fields=["project", "status"]), queue_order_index("chainpair_queue_order")]
 
     def __str__(self) -> str:
         return f"{self.video.name} chains {self.before_index}→{self.before_index + 1}"
@@ -183,7 +203,11 @@ class MCQ(ReviewableItem):
                 name="mcq_referring_span",
             ),
         ]
-        indexes = [models.Index(fields=["project", "status"]), models.Index(fields=["project", "category"])]
+        indexes = [
+            models.Index(fields=["project", "status"]),
+            models.Index(fields=["project", "category"]),
+            queue_order_index("mcq_queue_order"),
+        ]
 
     def __str__(self) -> str:
         return f"MCQ {self.pk}: {self.question[:50]}"
