@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -95,11 +95,11 @@ def not_scored_notes(items) -> dict[tuple[str, int], NotScored]:
     notes = {}
     for kind, ids in by_kind.items():
         column = KIND_FIELDS[ItemKind(kind)]
-        latest = (
-            ReviewEvent.objects.filter(**{f"{column}_id__in": ids})
-            .order_by(f"{column}_id", "-created_at", "-id")
-            .distinct(f"{column}_id")
-            .values(f"{column}_id", "reasons", "comment")
+        # The latest event of each item, by a correlated subquery: DISTINCT ON is PostgreSQL's
+        # alone, and `make run` runs on SQLite.
+        newest = ReviewEvent.objects.filter(**{column: OuterRef(column)}).order_by("-created_at", "-id")
+        latest = ReviewEvent.objects.filter(**{f"{column}_id__in": ids}, pk=Subquery(newest.values("pk")[:1])).values(
+            f"{column}_id", "reasons", "comment"
         )
         for row in latest:
             reasons = row["reasons"] or []
