@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Q
 from django.db.models.functions import Coalesce
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
@@ -22,6 +22,25 @@ class ItemStatus(models.TextChoices):
     FLAGGED = "flagged", _("Flagged")
     REVISING = "revising", _("Revising")
     ACCEPTED = "accepted", _("Accepted")
+
+
+# Items still moving through review (not accepted), as review queues look for them.
+IN_REVIEW = [s for s in ItemStatus.values if s != ItemStatus.ACCEPTED]
+
+
+def queue_order_index(name: str) -> models.Index:
+    """Items in review of a project in a queue's order (latest submit, else creation; then id).
+
+    Claim-next walks it from the oldest and stops at the first item it may take, instead of
+    sorting every item of the stage on each claim.
+    """
+    return models.Index(
+        models.F("project"),
+        Coalesce("submitted_at", "created_at"),
+        models.F("id"),
+        condition=Q(status__in=IN_REVIEW),
+        name=name,
+    )
 
 
 class Origin(models.TextChoices):
@@ -54,15 +73,6 @@ class ReviewableItem(models.Model):
         abstract = True
 
 
-def claim_order_index(name: str) -> models.Index:
-    """Items of a project in the order review queues hand them out (oldest submit first).
-
-    Claim-next walks it and stops at the first items with a free slot, instead of filtering and
-    sorting every item of the stage on each claim.
-    """
-    return models.Index(F("project"), Coalesce("submitted_at", "created_at"), F("id"), name=name)
-
-
 class QAChain(ReviewableItem):
     """SVBench: 5–6 consecutive open-ended QA turns over one clip."""
 
@@ -71,7 +81,7 @@ class QAChain(ReviewableItem):
 
     class Meta:
         ordering = ["clip__video_id", "clip__index"]
-        indexes = [models.Index(fields=["project", "status"]), claim_order_index("qachain_claim_order")]
+        indexes = [models.Index(fields=["project", "status"]), queue_order_index("qachain_queue_order")]
 
     def __str__(self) -> str:
         return f"Chain of {self.clip}"
@@ -120,7 +130,7 @@ class ChainPair(ReviewableItem):
             # That both chains belong to this video at clips before_index and before_index + 1 is
             # enforced by a trigger (see migrations).
         ]
-        indexes = [models.Index(fields=["project", "status"]), claim_order_index("chainpair_claim_order")]
+        indexes = [models.Index(fields=["project", "status"]), queue_order_index("chainpair_queue_order")]
 
     def __str__(self) -> str:
         return f"{self.video.name} chains {self.before_index}→{self.before_index + 1}"
@@ -196,7 +206,7 @@ class MCQ(ReviewableItem):
         indexes = [
             models.Index(fields=["project", "status"]),
             models.Index(fields=["project", "category"]),
-            claim_order_index("mcq_claim_order"),
+            queue_order_index("mcq_queue_order"),
         ]
 
     def __str__(self) -> str:

@@ -25,16 +25,26 @@ expired (under the item's lock) and takes the slot; `assignments_expire` sweeps 
 dashboards count them.
 
 Concurrency. Every writer that adds an assignment (claim and admin assign) first locks the item
-row, then counts the item's assignments again in a new statement. On PostgreSQL claim-next picks
-with `SELECT … FOR UPDATE SKIP LOCKED`, so concurrent claimers pass over each other's items
-instead of queueing on them; the recount is what makes it exact: under READ COMMITTED (Django's
-default; REPEATABLE READ would break it) the picking statement may have counted with a snapshot
-taken just before another claimer committed, and only a statement started after the lock sees
-that commit. When SKIP LOCKED finds nothing, claim-next waits for the first locked candidate
-instead of calling the queue empty, because with overlap > 1 a row another claimer holds may
-still have a free slot. SQLite has no row locks and no SKIP LOCKED: the project's SQLite set-up
-opens every transaction with BEGIN IMMEDIATE, which takes the database's write lock, so claims
-there simply run one after another, and the same recount keeps them exact.
+row, then counts the item's assignments again in a new statement (or, for the claim on
+PostgreSQL, a VOLATILE database function, whose queries take fresh snapshots). Under READ
+COMMITTED (Django's default; REPEATABLE READ would break it) the picking statement may have counted
+with a snapshot taken just before another claimer committed, and only a query started after the
+lock sees that commit: that recount is what makes claims exact.
+
+On PostgreSQL claim-next is one statement in autocommit (`_claim_statement`): a CTE picks the
+oldest candidates with `SELECT … FOR UPDATE SKIP LOCKED`, walking the items' queue-order index
+(annotator.models.queue_order_index) and stopping at the first it may take, so concurrent claimers
+pass over each other's items instead of queueing on them; an INSERT … SELECT takes the first
+candidate on which `reviewer_claim_slot_free` (the recount, which also marks the item's lapsed
+leases expired) says a slot is free, and returns the lease. One round trip, no BEGIN/COMMIT, row
+locks held for the statement only. When SKIP LOCKED finds nothing, claim-next waits for the first
+locked candidate instead of calling the queue empty, because with overlap > 1 a row another
+claimer holds may still have a free slot. The rare claim whose candidates all filled up between
+the snapshot and the lock goes on the long way below (Python recount in a transaction).
+
+SQLite has no row locks and no SKIP LOCKED: the project's SQLite set-up opens every transaction
+with BEGIN IMMEDIATE, which takes the database's write lock, so claims there simply run one after
+another in a transaction (`_claim_locked`), and the same recount keeps them exact.
 """
 
 from __future__ import annotations
@@ -570,21 +580,22 @@ def _prepared_key(queue: ReviewQueue, lock: str, limit: int) -> tuple:
     )
 
 
-def _candidate_rows(queue: ReviewQueue, user, now, *, lock: str, limit: int) -> list:
-    """The first `limit` candidates of `_candidates`, locked per `lock` ("skip", "wait" or "none")."""
-    if connection.vendor != "postgresql":
-        # SQLite runs claims one at a time anyway, and its raw rows would miss the converters that
-        # make datetimes aware (a naive submitted_at cannot be compared with a lease's leased_at).
-        qs = _candidates(queue, user, now).only(*_CLAIM_FIELDS)
-        return list((_lock(qs, skip_locked=lock == "skip") if lock != "none" else qs)[:limit])
-    model = kind_model(queue.item_kind)
-    key = _prepared_key(queue, lock, limit)
+def _prepared(queue: ReviewQueue, *, lock: str, limit: int, members_only: bool = False) -> tuple:
+    """The candidate query of `_candidates` compiled once: (sql, where `now` goes, where the user goes, params).
+
+    `members_only` adds the queue-membership test to the query itself, so a claim need not ask first.
+    """
+    key = (*_prepared_key(queue, lock, limit), members_only)
     prepared = _PREPARED.get(key)
     if prepared is None:
         qs = _candidates(queue, _STAND_IN_USER, _STAND_IN_NOW).only(*_CLAIM_FIELDS)
+        if members_only:
+            members = ReviewQueue.members.through.objects.filter(reviewqueue_id=queue.pk, user_id=_STAND_IN_USER)
+            qs = qs.filter(Exists(members))
         if lock != "none":
             qs = _lock(qs, skip_locked=lock == "skip")
-        sql, params = qs[:limit].query.sql_with_params()
+        with transaction.atomic():  # Django compiles FOR UPDATE only inside a transaction; it runs anywhere
+            sql, params = qs[:limit].query.sql_with_params()
         # Backends adapt datetimes while compiling (SQLite to text), so look for the adapted stand-in.
         now_at = [i for i, p in enumerate(params) if p == connection.ops.adapt_datetimefield_value(_STAND_IN_NOW)]
         user_at = [i for i, p in enumerate(params) if p == _STAND_IN_USER]
@@ -593,6 +604,10 @@ def _candidate_rows(queue: ReviewQueue, user, now, *, lock: str, limit: int) -> 
         if len(_PREPARED) >= _PREPARED_MAX:
             _PREPARED.clear()
         prepared = _PREPARED[key] = (sql, now_at, user_at, tuple(params))
+    return prepared
+
+
+def _fill(prepared: tuple, user, now) -> tuple[str, list]:
     sql, now_at, user_at, params = prepared
     values = list(params)
     adapted_now = connection.ops.adapt_datetimefield_value(now)
@@ -600,12 +615,110 @@ def _candidate_rows(queue: ReviewQueue, user, now, *, lock: str, limit: int) -> 
         values[i] = adapted_now
     for i in user_at:
         values[i] = user.pk
+    return sql, values
+
+
+def _item_names(model) -> list[str]:
+    # Django selects deferred-loading fields in the model's field order, which is what from_db expects.
+    return [model._meta.pk.attname if f == "pk" else f for f in _CLAIM_FIELDS]
+
+
+def _candidate_rows(queue: ReviewQueue, user, now, *, lock: str, limit: int) -> list:
+    """The first `limit` candidates of `_candidates`, locked per `lock` ("skip", "wait" or "none")."""
+    if connection.vendor != "postgresql":
+        # SQLite runs claims one at a time anyway, and its raw rows would miss the converters that
+        # make datetimes aware (a naive submitted_at cannot be compared with a lease's leased_at).
+        qs = _candidates(queue, user, now).only(*_CLAIM_FIELDS)
+        return list((_lock(qs, skip_locked=lock == "skip") if lock != "none" else qs)[:limit])
+    model = kind_model(queue.item_kind)
+    sql, values = _fill(_prepared(queue, lock=lock, limit=limit), user, now)
     with connection.cursor() as cursor:
         cursor.execute(sql, values)
         rows = cursor.fetchall()
-    # Django selects deferred-loading fields in the model's field order, which is what from_db expects.
-    names = [model._meta.pk.attname if f == "pk" else f for f in _CLAIM_FIELDS]
-    return [model.from_db(connection.alias, names, row) for row in rows]
+    return [model.from_db(connection.alias, _item_names(model), row) for row in rows]
+
+
+# The columns of a lease, in the model's order (what Assignment.from_db expects back).
+_LEASE_COLUMNS = [f.column for f in Assignment._meta.concrete_fields]
+
+
+def _claim_statement(queue: ReviewQueue, user, now, *, lock: str) -> tuple[list, Assignment | None]:
+    """PostgreSQL: pick, lock and lease in one statement, in autocommit; returns (candidates, lease).
+
+    The candidate query (members only, `CLAIM_BATCH` rows, "skip" or "wait" for locks) runs as a
+    CTE; the INSERT takes the first of its rows on which `reviewer_claim_slot_free` (migration
+    reviewer 0007), which counts the item's slots again with a fresh snapshot under the row lock,
+    says a slot is free for this person. No candidates: nothing left (or not a member). Candidates
+    but no lease: each filled up since the query's snapshot.
+    """
+    kind = ItemKind(queue.item_kind)
+    model = kind_model(kind)
+    limit = CLAIM_BATCH if lock == "skip" else 1
+    cand_sql, values = _fill(_prepared(queue, lock=lock, limit=limit, members_only=True), user, now)
+    column = KIND_FIELDS[kind]
+    item_cols = {f"{KIND_FIELDS[k]}_id": "NULL" for k in ItemKind}
+    item_cols[f"{column}_id"] = "cand.id"
+    names = _item_names(model)
+    columns = {
+        "item_kind": "%s",
+        **item_cols,
+        "project_id": "%s",
+        "queue_id": "%s",
+        "stage": "%s",
+        "assignee_id": "%s",
+        "assigned_by_id": "NULL",
+        "status": "%s",
+        "leased_at": "%s",
+        "lease_expires_at": "%s",
+        "heartbeat_at": "NULL",
+        "completed_at": "NULL",
+    }
+    if set(columns) | {"id"} != set(_LEASE_COLUMNS):  # a new field on Assignment must be given here
+        raise RuntimeError("claim-next: the lease's columns changed; update _claim_statement")
+    # Table and column names come from the models; every value is a parameter.
+    sql = (
+        f"WITH cand AS MATERIALIZED ({cand_sql}), "  # noqa: S608
+        f"ins AS (INSERT INTO {Assignment._meta.db_table} ({', '.join(columns)}) "
+        f"SELECT {', '.join(columns.values())} FROM cand "
+        "WHERE reviewer_claim_slot_free(%s, cand.id, %s, COALESCE(cand.submitted_at, %s), %s, %s, %s) "
+        f"LIMIT 1 ON CONFLICT DO NOTHING RETURNING {', '.join(_LEASE_COLUMNS)}) "
+        f"SELECT {', '.join(f'cand.{n}' for n in names)}, {', '.join(f'ins.{c}' for c in _LEASE_COLUMNS)} "
+        f"FROM cand LEFT JOIN ins ON ins.{column}_id = cand.id"
+    )
+    adapt = connection.ops.adapt_datetimefield_value
+    expires = now + dt.timedelta(seconds=_lease_seconds(queue))
+    insert_values = [kind.value, queue.project_id, queue.pk, queue.stage, user.pk, A.ACTIVE, adapt(now), adapt(expires)]
+    check_values = [kind.value, queue.stage, adapt(_BEGINNING), queue.overlap, user.pk, adapt(now)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values + insert_values + check_values)
+        rows = cursor.fetchall()
+    items, lease = [], None
+    for row in rows:
+        item = model.from_db(connection.alias, names, row[: len(names)])
+        items.append(item)
+        if row[len(names)] is not None:
+            lease = Assignment.from_db(
+                connection.alias, [f.attname for f in Assignment._meta.concrete_fields], row[len(names) :]
+            )
+            lease.item_object = item
+    return items, lease
+
+
+def _claim_in_one_statement(queue: ReviewQueue, user, now) -> tuple[Assignment | None, list[int]]:
+    """PostgreSQL's claim: (the lease or None, ids of candidates that filled up meanwhile)."""
+    items, lease = _claim_statement(queue, user, now, lock="skip")
+    if not items:
+        # Every candidate is locked by another claimer; one may still have a slot for us.
+        items, lease = _claim_statement(queue, user, now, lock="wait")
+    if lease is None and not items:
+        queue_claim_check(queue=queue, user=user)  # nothing for a member, or a refusal for anyone else
+    return lease, [item.pk for item in items] if lease is None else []
+
+
+def _claim_check_cheap(queue: ReviewQueue, user) -> None:
+    """The checks that need no query (the role is remembered per request); membership is in the claim."""
+    if queue.project.is_archived or not queue.is_active or not can(user, STAGE_ACTIONS[queue.stage], queue.project):
+        queue_claim_check(queue=queue, user=user)
 
 
 def queue_claim_next(*, queue: ReviewQueue, user, now=None) -> Assignment | None:
@@ -614,9 +727,18 @@ def queue_claim_next(*, queue: ReviewQueue, user, now=None) -> Assignment | None
     The oldest eligible item (by its latest submit, else its creation) that has a free slot, that
     this person did not write (examining, revising) and did not already take in this round.
     """
-    queue_claim_check(queue=queue, user=user)
     passed: list[int] = []
     skip_locked_works = connection.features.has_select_for_update_skip_locked
+    if connection.vendor == "postgresql":
+        _claim_check_cheap(queue, user)
+        lease, passed = _claim_in_one_statement(queue, user, now or timezone.now())
+        if lease is not None or not passed:
+            if lease is not None:
+                lease.item_object.project = queue.project  # same project; spares item_url a query
+            return lease
+        # Rare: each candidate filled up between the query's snapshot and its lock; on, the long way.
+    else:
+        queue_claim_check(queue=queue, user=user)
     while True:
         now_ = now or timezone.now()
         try:

@@ -95,14 +95,10 @@ def not_scored_notes(items) -> dict[tuple[str, int], NotScored]:
     notes = {}
     for kind, ids in by_kind.items():
         column = KIND_FIELDS[ItemKind(kind)]
-        # The latest event per item, by a correlated subquery: DISTINCT ON is PostgreSQL's alone, and
-        # `make run` serves this page from SQLite.
-        newest = (
-            ReviewEvent.objects.filter(**{f"{column}_id": OuterRef(f"{column}_id")})
-            .order_by("-created_at", "-id")
-            .values("id")[:1]
-        )
-        latest = ReviewEvent.objects.filter(**{f"{column}_id__in": ids}, id=Subquery(newest)).values(
+        # The latest event of each item, by a correlated subquery: DISTINCT ON is PostgreSQL's
+        # alone, and `make run` runs on SQLite.
+        newest = ReviewEvent.objects.filter(**{column: OuterRef(column)}).order_by("-created_at", "-id")
+        latest = ReviewEvent.objects.filter(**{f"{column}_id__in": ids}, pk=Subquery(newest.values("pk")[:1])).values(
             f"{column}_id", "reasons", "comment"
         )
         for row in latest:

@@ -108,8 +108,12 @@ def test_an_admin_revert_while_revising_keeps_the_item_in_the_revising_queue(pro
     assert _ids(queue_items(queue)) == [item.pk]
     # A revert logs revising → revising; it says nothing about where the item came from.
     ReviewEvent.objects.create(
-        project=project, actor=people["admin"], from_status=S.REVISING, to_status=S.REVISING,
-        reasons=["revert"], **ReviewEvent.ref_for(item),
+        project=project,
+        actor=people["admin"],
+        from_status=S.REVISING,
+        to_status=S.REVISING,
+        reasons=["revert"],
+        **ReviewEvent.ref_for(item),
     )
     assert _ids(queue_items(queue)) == [item.pk]
 
@@ -221,6 +225,28 @@ def test_claim_gives_the_oldest_item_with_a_lease_of_the_queues_length(project, 
     assert timedelta(seconds=599) < first.lease_expires_at - before < timedelta(seconds=601)
     assert queue_claim_next(queue=queue, user=examiners[1]).mcq == newer
     assert queue_claim_next(queue=queue, user=examiners[2]) is None  # overlap 1: both are taken
+
+
+def test_a_claim_is_one_statement_and_a_lapsed_lease_gives_its_slot_up_in_it(
+    project, examiners, django_assert_num_queries
+):
+    """On PostgreSQL: pick, recount under the lock, expire the lapsed lease and insert, in one round trip."""
+    lapsed, fresh = _mcq(project, age_min=10), _mcq(project, age_min=1)
+    queue = _queue(project, examiners, lease_seconds=600)
+    old = queue_claim_next(queue=queue, user=examiners[0])
+    assert old.mcq == lapsed
+    later = timezone.now() + timedelta(seconds=601)  # its lease has lapsed by then
+    with django_assert_num_queries(1):  # the role was read once for this person already
+        taken = queue_claim_next(queue=queue, user=examiners[0], now=later)
+    assert taken.mcq == fresh  # never the same item again to the same person in this round
+    assert taken.item_object.pk == fresh.pk and taken.pk == Assignment.objects.get(mcq=fresh).pk
+    queue_claim_next(queue=queue, user=examiners[1])  # warm the role cache: below, only the claim counts
+    Assignment.objects.filter(assignee=examiners[1]).delete()
+    with django_assert_num_queries(1):
+        again = queue_claim_next(queue=queue, user=examiners[1], now=later)
+    assert again.mcq == lapsed and again.lease_expires_at == later + timedelta(seconds=600)
+    old.refresh_from_db()
+    assert old.status == A.EXPIRED  # marked under the item's lock, by the claim that took its slot
 
 
 def test_overlap_two_gives_each_item_to_two_different_people_and_no_third(project, examiners):
