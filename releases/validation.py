@@ -15,6 +15,8 @@ from pathlib import Path
 import fastjsonschema
 from jsonschema import Draft7Validator
 
+from audits.static_checks import LVB_MIN_DURATION_S
+
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 SCHEMAS = (
     "manifest",
@@ -224,6 +226,8 @@ def longvideobench_record_rules(
         problems.append("the video's duration is unknown (not probed)")
     elif isinstance(duration, int | float) and duration > duration_limit_s:
         problems.append(f"duration {duration} s is longer than the decodable video ({duration_limit_s} s)")
+    if isinstance(duration, int | float) and duration < LVB_MIN_DURATION_S:
+        problems.append(f"duration {duration} s is under 1 s: the official loader samples no frame from it")
     if not subtitle_exists:
         problems.append(f"subtitle file subtitles/{record.get('subtitle_path')} does not exist")
     if levels is not None:

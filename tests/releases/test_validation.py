@@ -129,6 +129,8 @@ def test_longvideobench_rules():
     assert _lvb_messages(_lvb(), test_style=True) == ["correct_choice must be absent in a test-style release"]
     assert any("float" in m for m in _lvb_messages({**_lvb(), "duration": 100}))
     assert any("longer than the decodable video" in m for m in _lvb_messages(_lvb(), duration_limit_s=99.9))
+    short = _lvb_messages({**_lvb(), "duration": 0.6}, duration_limit_s=0.6)
+    assert short == ["duration 0.6 s is under 1 s: the official loader samples no frame from it"]
     assert any("does not exist" in m for m in _lvb_messages(_lvb(), subtitle_exists=False))
     assert any("does not match category" in m for m in _lvb_messages({**_lvb(), "level": "L2-Relation"}))
     assert any("not one of the 4 candidates" in m for m in _lvb_messages({**_lvb(), "correct_choice": 4}))
