@@ -109,7 +109,10 @@ def not_scored_notes(items) -> dict[tuple[str, int], NotScored]:
             label = NOT_SCORED_LABELS[REASON_NOT_SCORED]
             if cause in NOT_SCORED_LABELS:
                 label = f"{label}: {NOT_SCORED_LABELS[cause]}"
-            notes[(kind, row[f"{column}_id"])] = NotScored(cause=cause, label=str(label), reason=row["comment"])
+            # The reason was logged in English by the worker; a sentence the catalogue knows (e.g. "No
+            # model endpoint is set …") is shown in the reader's language, anything else as logged.
+            reason = _(row["comment"]) if row["comment"] else ""
+            notes[(kind, row[f"{column}_id"])] = NotScored(cause=cause, label=str(label), reason=reason)
     return notes
 
 

@@ -186,3 +186,24 @@ def test_the_api_sets_the_fallback_and_switching_the_gate_off_releases(client, p
         item.refresh_from_db()
         assert item.status == ItemStatus.EXAMINING
         assert item_history(item=item)[-1].actor == people["admin"]
+
+
+def test_the_not_scored_reason_logged_by_the_worker_reads_in_the_reader_s_language(project, people, stuck):
+    from django.utils import translation
+
+    from llm.endpoints import NO_ENDPOINT_MESSAGE
+    from reviewer.stuck_work import not_scored_note
+
+    chain = stuck["chain"]
+    item_transition(
+        item=chain,
+        to_status=ItemStatus.EXAMINING,
+        actor=None,
+        reasons=[REASON_NOT_SCORED, "no_model_endpoint"],
+        comment=NO_ENDPOINT_MESSAGE,
+    )
+    assert not_scored_note(chain).reason == NO_ENDPOINT_MESSAGE
+    with translation.override("zh-hans"):
+        note = not_scored_note(chain)
+    assert note.reason == "本项目未设置模型端点：项目管理员可在“设置 → 模型端点”中设置。"
+    assert "没有模型端点" in note.label
