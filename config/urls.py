@@ -21,6 +21,7 @@ urlpatterns = [
     path("", include("annotator.urls")),
     path("", include("reviewer.urls")),
     path("", include("releases.urls")),
+    path("", include("audits.urls")),
     path("", include("studio.urls")),
 ]
 

@@ -263,6 +263,8 @@ MATRIX = [
     Case("reviewer:score_list"),
     post("reviewer:gate_waiting"),
     Case("reviewer:stuck_work", gate=AD),
+    Case("audits:page", gate=AD),
+    Case("audits:csv", gate=AD),
     post("reviewer:stuck_work_act", why="an empty form is no action: back to the page with a message (302)"),
     Case("reviewer:score_call"),
     Case("reviewer:item_scores", ok=302, kwargs=CHAIN_ITEM, why="a plain visit goes to the history page"),
@@ -650,6 +652,7 @@ LIST_PAGES = [
     ("reviewer:queue_detail", "", "mark"),
     ("reviewer:score_list", "", "mark"),
     ("reviewer:stuck_work", "", "name"),  # the world has no stuck work: its name shows whose page it is
+    ("audits:page", "", "mark"),
     ("reviewer:dashboard", "", "mark"),
     ("reviewer:examine_home", "", "mark"),
     ("reviewer:revise_list", "", "mark"),
