@@ -22,6 +22,14 @@ class JudgeFallback(models.TextChoices):
     WAIT = "wait", _("Wait in “submitted” for an admin")
 
 
+class AuditGate(models.TextChoices):
+    """What a release does when its audit finds blockers, or questions answered without watching."""
+
+    OFF = "off", _("Off: releases ignore the audit")
+    WARN = "warn", _("Warn: the release says what the audit found")
+    REFUSE = "refuse", _("Refuse: no release until the findings are fixed")
+
+
 class Project(models.Model):
     """A benchmark under construction: its taxonomies, thresholds and pipeline settings."""
 
@@ -70,6 +78,14 @@ class Project(models.Model):
         default=JudgeFallback.EXAMINE,
     )
     path_jump_probability = models.FloatField(default=0.8)
+    # The benchmark audit (audits app): shortcut probes and the release gate.
+    audit_gate = models.CharField(_("release gate"), max_length=10, choices=AuditGate.choices, default=AuditGate.WARN)
+    # Points of blind (text-only) accuracy above chance the gate lets through.
+    audit_gate_margin = models.FloatField(_("blind accuracy margin (points)"), default=5.0)
+    probe_shuffles = models.PositiveSmallIntegerField(_("option orders per text-only probe"), default=3)
+    probe_frames = models.PositiveSmallIntegerField(_("uniform frames where an item has no moment"), default=4)
+    # Probe models; empty means the model endpoint's probes model.
+    probe_models = models.JSONField(_("probe models"), default=list, blank=True)
 
     # An archived project takes no new work (claims, imports, drafts) but stays readable and releasable.
     archived_at = models.DateTimeField(null=True, blank=True)
@@ -99,6 +115,19 @@ class Project(models.Model):
                 condition=Q(chain_min_turns__gte=1) & Q(chain_min_turns__lte=models.F("chain_max_turns")),
                 name="project_chain_turn_range",
                 violation_error_message="A chain needs at least one turn, and no more minimum turns than maximum.",
+            ),
+            models.CheckConstraint(
+                condition=Q(audit_gate_margin__gte=0) & Q(audit_gate_margin__lte=100),
+                name="project_audit_margin_0_100",
+                violation_error_message="The blind accuracy margin is from 0 to 100 points.",
+            ),
+            models.CheckConstraint(
+                condition=Q(probe_shuffles__gte=1)
+                & Q(probe_shuffles__lte=10)
+                & Q(probe_frames__gte=1)
+                & Q(probe_frames__lte=16),
+                name="project_probe_counts",
+                violation_error_message="Probes take 1 to 10 option orders and 1 to 16 frames.",
             ),
             models.CheckConstraint(
                 condition=Q(scene_min_s__gte=0) & Q(clip_pad_s__gte=0),
