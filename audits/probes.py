@@ -37,7 +37,7 @@ from django.db.models import Prefetch
 from django.utils import timezone
 
 from annotator.models import MCQ, MCQVideo, ReferredMoment
-from llm.answers import extract_choice, option_labels, options_block
+from llm.answers import extract_choice, options_block
 from llm.client import LLMError, Turn, chat_text, llm_endpoint
 from llm.clip_context import seconds_text, timed_lines_text
 from llm.endpoints import model_for_use
@@ -440,13 +440,3 @@ def probe_run_execute(*, run: ProbeRun, progress: Callable[[int, int, str], None
     run.finished_at = timezone.now()
     run.save(update_fields=["counts", "finished_at"])
     return counts
-
-
-def shown_labels(answer: ProbeAnswer) -> list[str]:
-    """The letters the probe showed, in the item's option order (for a readable "chose B of the item")."""
-    labels = option_labels(answer.option_count)
-    by_item = [""] * answer.option_count
-    for shown, own in enumerate(answer.shown_order):
-        if own < answer.option_count:
-            by_item[own] = labels[shown]
-    return by_item

@@ -48,6 +48,7 @@ from django.utils import timezone
 
 from annotator.models import MCQ, ChainPair, ItemStatus, MCQVideo, QAChain, QAPair, ReferredMoment, Relation
 from annotator.versions import LINK_FIELDS, MCQ_FIELDS, TURN_FIELDS
+from audits.gate import release_gate
 from projects.models import ProjectKind
 from projects.refusals import Refused
 from videos.models import SubtitleCue, Video
@@ -423,6 +424,13 @@ def _build(release: DatasetRelease, progress: Progress) -> DatasetRelease:
                 "tags": sorted({t["tag"] for t in lmms_tasks}),
             }
         manifest["per_format"] = tally.as_dict()  # counts per format, and why an item is not in one
+        released_mcqs = [pk for ids in selection.mcqs_by_video.values() for pk in ids]
+        if released_mcqs:
+            gate = release_gate(project=project, mcq_ids=released_mcqs)
+            manifest["audit"] = gate.manifest()
+            if gate.refuses:  # the items changed since the release was asked for
+                for message in gate.messages():
+                    problems.add("", "", "release", f"The project's release gate refuses this release: {message}")
         problems.extend("manifest", MANIFEST, "release", schema_errors("manifest", manifest))
         files.write_text(MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=2) + "\n")
 

@@ -21,13 +21,14 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from annotator.models import ItemStatus
+from audits.gate import release_gate
 from jobs.models import BackgroundJob, JobStatus
 from jobs.services import JobAlreadyRunning, job_create
-from projects.models import Project
+from projects.models import AuditGate, Project
 from projects.permissions import Action, can
 
 from .models import DatasetRelease, ReleaseFormat, ReleaseStatus
-from .selectors import release_match_counts
+from .selectors import matching_items, release_match_counts
 from .splits import SPLITS, SplitConfigError, split_config_clean
 
 logger = logging.getLogger(__name__)
@@ -292,6 +293,20 @@ def release_create(
                     ]
                 }
             )
+        if project.audit_gate == AuditGate.REFUSE:
+            mcq_ids = matching_items(project=project, kind="mcq", filters=cleaned["filters"]).values_list(
+                "pk", flat=True
+            )
+            gate = release_gate(project=project, mcq_ids=mcq_ids)
+            if gate.refuses:
+                raise ValidationError(
+                    {
+                        "audit": [
+                            *gate.messages(),
+                            _("Fix the items on the audit page, or a project admin can turn the gate to warn."),
+                        ]
+                    }
+                )
         release = DatasetRelease.objects.create(project=project, created_by=by, **cleaned)
         release.storage_prefix = f"releases/{project.slug}/{release.version}/"
         params = {"release_id": release.pk}
