@@ -177,6 +177,11 @@ _SETTINGS_FIELDS = [
     "judge_fallback",
     "judge_kinds",
     "path_jump_probability",
+    "audit_gate",
+    "audit_gate_margin",
+    "probe_shuffles",
+    "probe_frames",
+    "probe_models",
     "archived_at",
     "updated_at",
     "links",
@@ -226,6 +231,11 @@ class ProjectSettingsSerializer(serializers.ModelSerializer):
         required=False, help_text='Score name → bounds, e.g. {"aesthetic": {"min": 4.5}}.'
     )
     models_per_step = _JsonObjectField(required=False, help_text="Step → model name.")
+    probe_models = serializers.ListField(
+        child=serializers.CharField(max_length=120),
+        required=False,
+        help_text="Models the shortcut probes ask; [] uses the model endpoint's probes model.",
+    )
     links = serializers.SerializerMethodField()
 
     class Meta:

@@ -2,6 +2,7 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
 from . import (
+    audits,
     auth,
     chains,
     curation,
@@ -76,6 +77,9 @@ urlpatterns = [
         name="video-curation",
     ),
     path("projects/<slug:slug>/scores/", curation.ExternalScoresImportApi.as_view(), name="scores-import"),
+    path("projects/<slug:slug>/audit/", audits.AuditApi.as_view(), name="audit"),
+    path("projects/<slug:slug>/audit/probe-runs/", audits.ProbeRunCreateApi.as_view(), name="audit-probe-runs"),
+    path("projects/<slug:slug>/audit/send-to-review/", audits.SendToReviewApi.as_view(), name="audit-send"),
     path("projects/<slug:slug>/jobs/", jobs.JobListApi.as_view(), name="job-list"),
     path("projects/<slug:slug>/jobs/<int:job_id>/", jobs.JobDetailApi.as_view(), name="job-detail"),
     path("projects/<slug:slug>/jobs/<int:job_id>/retry/", jobs.JobRetryApi.as_view(), name="job-retry"),

@@ -32,6 +32,10 @@ SETTINGS_GROUPS = [
         gettext_lazy("Quality gate and releases"),
         ["judge_enabled", "judge_threshold", "judge_fallback", "judge_kinds", "path_jump_probability"],
     ),
+    (
+        gettext_lazy("Benchmark audit"),
+        ["audit_gate", "audit_gate_margin", "probe_shuffles", "probe_frames", "probe_models"],
+    ),
 ]
 # Settings fields that are not model fields (judge_kinds lives in models_per_step).
 _FORM_ONLY = {"judge_kinds"}
@@ -70,6 +74,11 @@ class ProjectSettingsForm(forms.ModelForm):
             "judge_enabled": gettext_lazy("Judge enabled"),
             "judge_threshold": gettext_lazy("Judge threshold"),
             "path_jump_probability": gettext_lazy("Path jump probability"),
+            "audit_gate": gettext_lazy("Release gate"),
+            "audit_gate_margin": gettext_lazy("Blind accuracy margin (points over chance)"),
+            "probe_shuffles": gettext_lazy("Option orders per text-only probe"),
+            "probe_frames": gettext_lazy("Frames where an item has no moment"),
+            "probe_models": gettext_lazy("Probe models"),
         }
         widgets = {"description": forms.Textarea(attrs={"rows": 2})}
         help_texts = {
@@ -83,6 +92,13 @@ class ProjectSettingsForm(forms.ModelForm):
             "external_score_thresholds": gettext_lazy('e.g. {"aesthetic": {"min": 4.5}, "flow": {"max": 30}}'),
             "models_per_step": gettext_lazy(
                 'e.g. {"qa_chain": "gpt-4o"}; empty uses the models of the project\'s model endpoint.'
+            ),
+            "audit_gate": gettext_lazy(
+                "A release fails the gate with an MCQ that has a blocker, or when its text-only accuracy is over "
+                "chance by more than the margin."
+            ),
+            "probe_models": gettext_lazy(
+                'e.g. ["gpt-4o-mini", "qwen2-vl"]; [] uses the model endpoint\'s probes model.'
             ),
         }
 
@@ -104,6 +120,14 @@ class ProjectSettingsForm(forms.ModelForm):
         values = {name: self.cleaned_data[name] for name in self._meta.fields}
         values["models_per_step"] = {**values["models_per_step"], JUDGE_KINDS_KEY: self.cleaned_data["judge_kinds"]}
         return values
+
+    def clean_probe_models(self):
+        value = self.cleaned_data["probe_models"]
+        if value in (None, ""):
+            return []
+        if not isinstance(value, list) or not all(isinstance(m, str) and m.strip() for m in value):
+            raise forms.ValidationError(_('A list of model names, e.g. ["gpt-4o-mini"]; [] for the endpoint\'s.'))
+        return [m.strip() for m in value]
 
     def clean_curation_rules(self):
         from videos.curation import RULES
