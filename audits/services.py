@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 
 from annotator.lifecycle import TransitionRefused, item_transition
 from annotator.models import MCQ, ItemStatus
+from jobs.models import BackgroundJob
 from jobs.services import job_create, job_progress, job_start_check_register
 from llm.endpoints import endpoint_require
 from projects.refusals import Refused
@@ -34,8 +35,13 @@ def probe_run_start(
     probes: Iterable[str] | None = None,
     models: Iterable[str] | None = None,
     mcq_ids: Iterable[int] | None = None,
+    enqueue: bool = True,
 ) -> ProbeRun:
-    """Record a run and queue its job. Refuses at once with no model endpoint or an unknown probe."""
+    """Record a run and queue its job. Refuses at once with no model endpoint or an unknown probe.
+
+    `enqueue=False` records the job without sending it to the worker, for a caller that runs it
+    in-process (`manage.py audit run`).
+    """
     project_refuse_if_archived(project=project)
     endpoint_require(project=project)
     chosen = list(dict.fromkeys(probes or PROBES))
@@ -62,7 +68,16 @@ def probe_run_start(
             frames=project.probe_frames,
             mcq_ids=ids,
         )
-        run.job = job_create(project=project, kind=PROBE_TASK, target=run, user=user)
+        if enqueue:
+            run.job = job_create(project=project, kind=PROBE_TASK, target=run, user=user)
+        else:
+            run.job = BackgroundJob.objects.create(
+                project=project,
+                kind=PROBE_TASK,
+                target_type=run._meta.label_lower,
+                target_id=run.pk,
+                created_by=user if user is not None and user.is_authenticated else None,
+            )
         run.save(update_fields=["job"])
     return run
 

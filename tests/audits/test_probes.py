@@ -267,3 +267,32 @@ def test_send_to_review_flags_with_the_findings(project):
     assert examining.status == ItemStatus.FLAGGED and accepted.status == ItemStatus.REVISING
     event = ReviewEvent.objects.filter(mcq=examining).latest("id")
     assert event.reasons == ["shortcut: text"] and event.actor == user
+
+
+def test_the_command_runs_the_probes_in_process_and_shows_the_figures(project, fake_openai, capsys):
+    from django.core.management import call_command
+
+    items = _items(project, 4)
+    fake_openai.set_default(KnowingModel(items))
+    call_command("audit", "run", project.slug, "--probe", "text")
+    out = capsys.readouterr().out
+    assert "12 calls made (12 answered, 0 failed), 0 reused, 0 skipped" in out
+    assert ProbeRun.objects.get().job.status == JobStatus.SUCCEEDED
+
+    call_command("audit", "show", project.slug)
+    out = capsys.readouterr().out
+    summary = probe_summary(project=project)
+    assert f"probe text: {summary.blind.correct}/12 = " in out
+    assert "release gate on 0 accepted MCQs: passes" in out
+
+
+def test_the_command_says_what_is_missing_without_an_endpoint(capsys, settings):
+    from django.core.management import call_command
+
+    settings.OPENAI_BASE_URL = ""
+    settings.OPENAI_API_KEY = ""
+    project = factories.ProjectFactory()
+    with pytest.raises(SystemExit) as exited:
+        call_command("audit", "run", project.slug)
+    assert exited.value.code == 1
+    assert "No model endpoint is set" in capsys.readouterr().err
