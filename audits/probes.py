@@ -281,12 +281,18 @@ def _frame_bytes(ref: FrameRef, *, max_side_px: int) -> bytes:
     return got[0]
 
 
-def probe_ask(*, project, unit: Unit) -> Outcome:
+def probe_frames(*, project, unit: Unit) -> tuple[bytes, ...]:
+    """The JPEG frames a call shows (none for text-only and transcript). Raises FrameSamplingError."""
+    return tuple(_frame_bytes(ref, max_side_px=project.frame_max_side_px) for ref in unit.frames)
+
+
+def probe_ask(*, project, unit: Unit, images: tuple[bytes, ...] | None = None) -> Outcome:
     """Make one probe call and read its choice. Never raises for the model's or the video's failures."""
-    try:
-        images = tuple(_frame_bytes(ref, max_side_px=project.frame_max_side_px) for ref in unit.frames)
-    except FrameSamplingError as exc:
-        return Outcome(unit, ok=False, reason=f"no frame to show: {exc}")
+    if images is None:
+        try:
+            images = probe_frames(project=project, unit=unit)
+        except FrameSamplingError as exc:
+            return Outcome(unit, ok=False, reason=f"no frame to show: {exc}")
     try:
         result = chat_text(
             project=project,
@@ -329,7 +335,12 @@ def probe_concurrency(*, project) -> int:
 
 
 def _ask_all(project, units: list[Unit], concurrency: int, done: Callable[[Outcome], None]) -> None:
-    """Ask every unit, `concurrency` at a time; `done` runs in this thread, in completion order."""
+    """Ask every unit, `concurrency` at a time; `done` runs in this thread, in completion order.
+
+    Frames are sampled a little ahead on threads of their own (ffmpeg runs while the model is being
+    waited on), and one asking thread more than the limit keeps a freed slot busy while another
+    thread records its answer; the LLM layer's per-endpoint limit still caps requests in flight.
+    """
     if concurrency <= 1 or len(units) <= 1:
         for u in units:
             done(probe_ask(project=project, unit=u))
@@ -337,32 +348,72 @@ def _ask_all(project, units: list[Unit], concurrency: int, done: Callable[[Outco
     todo: queue.Queue = queue.Queue()
     for u in units:
         todo.put(u)
+    ready: queue.Queue = queue.Queue(maxsize=2 * concurrency)
     finished: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    preparers_done = threading.Event()
 
-    def worker() -> None:
+    def prepare() -> None:
         try:
-            while True:
+            while not stop.is_set():
                 try:
                     u = todo.get_nowait()
                 except queue.Empty:
                     return
                 try:
-                    finished.put(probe_ask(project=project, unit=u))
+                    entry = (u, probe_frames(project=project, unit=u), None)
+                except FrameSamplingError as exc:
+                    entry = (u, None, Outcome(u, ok=False, reason=f"no frame to show: {exc}"))
+                except Exception as exc:  # noqa: BLE001 - one item's surprise is its failure, the run goes on
+                    log.exception("preparing a probe call failed unexpectedly")
+                    entry = (u, None, Outcome(u, ok=False, reason=f"unexpected {type(exc).__name__}: {exc}"))
+                while not stop.is_set():
+                    try:
+                        ready.put(entry, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+        finally:
+            connections.close_all()
+
+    def ask() -> None:
+        try:
+            while not stop.is_set():
+                try:
+                    u, images, failed = ready.get(timeout=0.05)
+                except queue.Empty:
+                    if preparers_done.is_set() and ready.empty():
+                        return
+                    continue
+                if failed is not None:
+                    finished.put(failed)
+                    continue
+                try:
+                    finished.put(probe_ask(project=project, unit=u, images=images))
                 except Exception as exc:  # noqa: BLE001 - one call's surprise is its failure, the run goes on
                     log.exception("a probe call failed unexpectedly")
                     finished.put(Outcome(u, ok=False, reason=f"unexpected {type(exc).__name__}: {exc}"))
         finally:
             connections.close_all()  # this thread's own connections
 
-    threads = [
-        threading.Thread(target=worker, daemon=True, name=f"probe-{i}") for i in range(min(concurrency, len(units)))
+    preparers = [threading.Thread(target=prepare, daemon=True, name=f"probe-frames-{i}") for i in range(2)]
+    askers = [
+        threading.Thread(target=ask, daemon=True, name=f"probe-ask-{i}")
+        for i in range(min(concurrency + 1, len(units)))
     ]
-    for thread in threads:
-        thread.start()
-    for _ in units:
-        done(finished.get())
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in preparers + askers:
+            thread.start()
+        for _ in units:
+            done(finished.get())
+        for thread in preparers:
+            thread.join()
+        preparers_done.set()
+        for thread in askers:
+            thread.join()
+    finally:
+        stop.set()
+        preparers_done.set()
 
 
 def _save(project_id: int, run: ProbeRun, outcome: Outcome) -> None:

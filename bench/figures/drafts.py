@@ -81,9 +81,9 @@ def _project(clips: int):
     return project
 
 
-def _start_fake_server() -> tuple[subprocess.Popen, str]:
+def _start_fake_server(latency_ms: int = LATENCY_MS) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-        [sys.executable, "-m", "tests.fakes.openai_server", "--port", "0", "--latency-ms", str(LATENCY_MS)],
+        [sys.executable, "-m", "tests.fakes.openai_server", "--port", "0", "--latency-ms", str(latency_ms)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
