@@ -296,3 +296,31 @@ def test_the_command_says_what_is_missing_without_an_endpoint(capsys, settings):
         call_command("audit", "run", project.slug)
     assert exited.value.code == 1
     assert "No model endpoint is set" in capsys.readouterr().err
+
+
+@pytest.mark.django_db(transaction=True)
+def test_threads_sample_frames_and_ask_in_parallel(settings, fake_openai, tmp_path):
+    """The parallel path: frames from a real video, several calls in flight, every answer written."""
+    from videos.synthetic import SceneSpec, make_scene_video
+
+    settings.LLM_CONCURRENCY = 3
+    path = tmp_path / "two-scenes.mp4"
+    make_scene_video(path, [SceneSpec(2.0), SceneSpec(2.0)], width=160, height=90, fps=25, audio=False)
+    settings.LLM_MAX_ATTEMPTS = 2
+    project = factories.ProjectFactory(kind="longvideobench", probe_shuffles=2)
+    video = factories.video_from_file(project, path, name="two-scenes", duration_s=4.0, fps=25.0)
+    items = _items(project, 4)
+    for mcq in items:
+        mcq.mcq_videos.update(video=video)
+        mcq.moments.create(video=video, time_s=1.0, frame_index=25, order=0)
+    fake_openai.latency_ms = 100
+    fake_openai.set_default(KnowingModel(items))
+
+    run = probe_run_start(project=project, probes=[Probe.TEXT, Probe.FRAME])
+    probe_run(run.job_id)
+    run.refresh_from_db()
+    assert run.counts["asked"] == 4 * 3 and run.counts["failed"] == 0, run.counts
+    assert fake_openai.max_in_flight > 1
+    frame_calls = [r for r in fake_openai.requests("chat") if r.images]
+    assert len(frame_calls) == 4 and all(r.images[0][:2] == b"\xff\xd8" for r in frame_calls)  # JPEG
+    assert ProbeAnswer.objects.filter(probe="frame", ok=True).count() == 4
