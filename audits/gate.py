@@ -28,6 +28,7 @@ class GateDecision:
     blockers: tuple[int, ...]  # MCQ ids with a blocker
     blind: Accuracy | None
     probed: int  # items with at least one answered probe call
+    probes: tuple[Accuracy, ...] = ()  # every probe's figures over these items
 
     @property
     def blind_exceeds(self) -> bool:
@@ -93,8 +94,24 @@ class GateDecision:
             "mcqs_with_blockers": list(self.blockers),
             "mcqs_probed": self.probed,
             "blind": blind,
+            "probes": [_figures(a) for a in self.probes if a.answered or a.failed],
             "passed": not self.failing,
         }
+
+
+def _figures(a: Accuracy) -> dict:
+    interval = [round(x, 4) for x in a.interval] if a.interval else None
+    accuracy = round(a.accuracy, 4) if a.accuracy is not None else None
+    return {
+        "probe": a.key,
+        "answered": a.answered,
+        "correct": a.correct,
+        "failed": a.failed,
+        "accuracy": accuracy,
+        "interval_95": interval,
+        "chance": round(a.chance, 4),
+        "above_chance": a.above_chance,
+    }
 
 
 def release_gate(*, project, mcq_ids: Iterable[int]) -> GateDecision:
@@ -112,4 +129,5 @@ def release_gate(*, project, mcq_ids: Iterable[int]) -> GateDecision:
         blockers=tuple(audit.blocked),
         blind=probes.blind,
         probed=probed,
+        probes=tuple(probes.by_probe),
     )

@@ -88,3 +88,19 @@ def test_refuse_lets_a_clean_release_through():
     )
     assert release.manifest["audit"]["passed"] is True
     assert release.manifest["audit"]["blind"]["points_over_chance"] == 0.0
+
+
+def test_the_release_page_shows_the_audit_per_probe(client):
+    small = build_small_project()
+    project = small.project
+    admin = factories.UserFactory()
+    factories.MembershipFactory(project=project, user=admin, role="admin")
+    for mcq in _released_mcqs(project):
+        _answer(mcq, "order 1", correct=True)
+    release = release_build(release=small.release(formats=["longvideobench"], filters=NO_MEDIA))
+    assert release.manifest["audit"]["probes"][0]["probe"] == "text"
+    client.force_login(admin)
+    from django.urls import reverse
+
+    page = client.get(reverse("releases:detail", args=[project.slug, release.pk])).content.decode()
+    assert "did not pass the release gate" in page and "above chance" in page
