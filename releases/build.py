@@ -424,6 +424,8 @@ def _build(release: DatasetRelease, progress: Progress) -> DatasetRelease:
                 "tags": sorted({t["tag"] for t in lmms_tasks}),
             }
         manifest["per_format"] = tally.as_dict()  # counts per format, and why an item is not in one
+        if ctx.record_items:
+            manifest["items"] = {file: ctx.record_items[file] for file in sorted(ctx.record_items)}
         released_mcqs = [pk for ids in selection.mcqs_by_video.values() for pk in ids]
         if released_mcqs:
             gate = release_gate(project=project, mcq_ids=released_mcqs)

@@ -554,6 +554,12 @@ class BuildContext:
     relation_labels: dict[str, str]  # relation type code → released label
     videos: dict[int, VideoInfo]  # every video a record may name (candidates of MVPBench included)
     media_copier: object = None  # callable(VideoInfo) → None; copies the original under videos/ once
+    # Record file → the MCQ id of each of its records, in order: the manifest's `items`, so a
+    # prediction on a record links back to its item.
+    record_items: dict[str, list[int]] = field(default_factory=dict)
+
+    def record_item(self, file: str, item_id: int) -> None:
+        self.record_items.setdefault(file, []).append(item_id)
 
     def media(self, video: VideoInfo) -> str:
         """The release path of the video's file; with include_media the file is copied there (once)."""

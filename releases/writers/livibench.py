@@ -150,6 +150,7 @@ class LiViBenchWriter(Writer):
                 }
             )
             out.write_json_line(record)
+            ctx.record_item(file, m.id)
             self.records += 1
             self.problems(file, f"mcq {m.id}", schema_errors("livibench.record", record))
             self.problems(

@@ -106,6 +106,7 @@ class LongVideoBenchWriter(Writer):
                 }
             )
             array.add(record)
+            ctx.record_item(file, m.id)
             self.records += 1
             mcq_item = f"mcq {m.id}"
             self.problems(file, mcq_item, schema_errors("longvideobench.record", record))

@@ -49,6 +49,7 @@ class MVPBenchWriter(Writer):
             if not ctx.test_style and m.correct_index is not None and m.correct_index < len(options):
                 record["answer"] = options[m.correct_index]
             out.write_json_line(record)
+            ctx.record_item(file, m.id)
             self.records += 1
             self.problems(file, f"mcq {m.id}", schema_errors("mvpbench.record", record))
             self.problems(file, f"mcq {m.id}", mvpbench_record_rules(record, test_style=ctx.test_style))

@@ -4,8 +4,15 @@
   "use strict";
   const VidQA = (window.VidQA = window.VidQA || {});
 
-  function typing(target) {
+  // Boxes and buttons take no text: a letter pressed on a ticked checkbox is still a shortcut, while
+  // Space and Enter keep their own meaning there (tick, press).
+  const KEYLESS_INPUTS = ["checkbox", "radio", "button", "submit", "reset", "file"];
+
+  function typing(target, key) {
     const tag = target.tagName;
+    if (tag === "INPUT" && KEYLESS_INPUTS.includes((target.type || "").toLowerCase())) {
+      return key === " " || key === "Enter";
+    }
     return target.isContentEditable || tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT";
   }
 
@@ -53,7 +60,7 @@
   }
 
   document.addEventListener("keydown", (event) => {
-    if (typing(event.target) && event.key !== "Escape") return;
+    if (typing(event.target, event.key) && event.key !== "Escape") return;
     const key = keyName(event);
     if (handlers[key]) {
       event.preventDefault();

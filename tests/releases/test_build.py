@@ -1,6 +1,7 @@
 """release_build: status, idempotence, byte-identical files and archive, manifest, statistics, filters."""
 
 import hashlib
+import json
 import io
 import zipfile
 
@@ -263,3 +264,21 @@ def test_the_manifest_counts_each_format_and_says_why_items_were_left_out(small)
         assert c["items"].get("mcq", 0) + sum(n for r, n in left.items() if r.startswith("an MCQ")) == 5, fmt
         assert left["a QA chain or chain pair (SVBench and generic hold them)"] == 6, fmt
         assert all(entry["items"][0].split()[0] in ("mcq", "qa_chain", "chain_pair") for entry in c["left_out"])
+
+
+def test_the_manifest_links_every_mcq_record_to_its_item(small):
+    release = release_build(
+        release=small.release(formats=["longvideobench", "livibench", "generic"], filters={"include_media": False})
+    )
+    items = release.manifest["items"]
+    assert any(f.startswith("longvideobench/") for f in items)
+    for file, ids in items.items():
+        records = (
+            read_json(release, file)
+            if file.endswith(".json")
+            else [json.loads(line) for line in read_bytes(release, file).decode().splitlines()]
+        )
+        assert len(records) == len(ids), file
+        for record, mcq_id in zip(records, ids, strict=True):
+            mcq = MCQ.objects.get(pk=mcq_id)
+            assert record["question"] == mcq.question
