@@ -26,13 +26,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import queue
 import random
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from django.db import connections, transaction
+from django.db import transaction
 from django.db.models import Prefetch
 from django.utils import timezone
 
@@ -43,6 +41,7 @@ from llm.clip_context import seconds_text, timed_lines_text
 from llm.endpoints import model_for_use
 from llm.frames import FrameSamplingError, sample_frames
 from llm.models import ModelUse
+from llm.parallel import run_parallel
 from videos.models import SubtitleCue
 from videos.storage_files import local_path
 
@@ -335,85 +334,22 @@ def probe_concurrency(*, project) -> int:
 
 
 def _ask_all(project, units: list[Unit], concurrency: int, done: Callable[[Outcome], None]) -> None:
-    """Ask every unit, `concurrency` at a time; `done` runs in this thread, in completion order.
+    """Ask every unit, `concurrency` at a time (llm.parallel); `done` runs in this thread."""
 
-    Frames are sampled a little ahead on threads of their own (ffmpeg runs while the model is being
-    waited on), and one asking thread more than the limit keeps a freed slot busy while another
-    thread records its answer; the LLM layer's per-endpoint limit still caps requests in flight.
-    """
-    if concurrency <= 1 or len(units) <= 1:
-        for u in units:
-            done(probe_ask(project=project, unit=u))
-        return
-    todo: queue.Queue = queue.Queue()
-    for u in units:
-        todo.put(u)
-    ready: queue.Queue = queue.Queue(maxsize=2 * concurrency)
-    finished: queue.Queue = queue.Queue()
-    stop = threading.Event()
-    preparers_done = threading.Event()
+    def failure(unit: Unit, exc: BaseException) -> Outcome:
+        if isinstance(exc, FrameSamplingError):
+            return Outcome(unit, ok=False, reason=f"no frame to show: {exc}")
+        log.error("a probe call failed unexpectedly", exc_info=exc)
+        return Outcome(unit, ok=False, reason=f"unexpected {type(exc).__name__}: {exc}")
 
-    def prepare() -> None:
-        try:
-            while not stop.is_set():
-                try:
-                    u = todo.get_nowait()
-                except queue.Empty:
-                    return
-                try:
-                    entry = (u, probe_frames(project=project, unit=u), None)
-                except FrameSamplingError as exc:
-                    entry = (u, None, Outcome(u, ok=False, reason=f"no frame to show: {exc}"))
-                except Exception as exc:  # noqa: BLE001 - one item's surprise is its failure, the run goes on
-                    log.exception("preparing a probe call failed unexpectedly")
-                    entry = (u, None, Outcome(u, ok=False, reason=f"unexpected {type(exc).__name__}: {exc}"))
-                while not stop.is_set():
-                    try:
-                        ready.put(entry, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-        finally:
-            connections.close_all()
-
-    def ask() -> None:
-        try:
-            while not stop.is_set():
-                try:
-                    u, images, failed = ready.get(timeout=0.05)
-                except queue.Empty:
-                    if preparers_done.is_set() and ready.empty():
-                        return
-                    continue
-                if failed is not None:
-                    finished.put(failed)
-                    continue
-                try:
-                    finished.put(probe_ask(project=project, unit=u, images=images))
-                except Exception as exc:  # noqa: BLE001 - one call's surprise is its failure, the run goes on
-                    log.exception("a probe call failed unexpectedly")
-                    finished.put(Outcome(u, ok=False, reason=f"unexpected {type(exc).__name__}: {exc}"))
-        finally:
-            connections.close_all()  # this thread's own connections
-
-    preparers = [threading.Thread(target=prepare, daemon=True, name=f"probe-frames-{i}") for i in range(2)]
-    askers = [
-        threading.Thread(target=ask, daemon=True, name=f"probe-ask-{i}")
-        for i in range(min(concurrency + 1, len(units)))
-    ]
-    try:
-        for thread in preparers + askers:
-            thread.start()
-        for _ in units:
-            done(finished.get())
-        for thread in preparers:
-            thread.join()
-        preparers_done.set()
-        for thread in askers:
-            thread.join()
-    finally:
-        stop.set()
-        preparers_done.set()
+    run_parallel(
+        units,
+        prepare=lambda unit: probe_frames(project=project, unit=unit),
+        ask=lambda unit, images: probe_ask(project=project, unit=unit, images=images),
+        failure=failure,
+        done=done,
+        concurrency=concurrency,
+    )
 
 
 def _save(project_id: int, run: ProbeRun, outcome: Outcome) -> None:

@@ -430,11 +430,19 @@ def chat_json(
 
 @dataclass(frozen=True)
 class Turn:
-    """One message of a free-text conversation: the user's (text and optional JPEG frames) or the model's."""
+    """One message of a free-text conversation: the user's (text and optional JPEG frames) or the model's.
+
+    `parts`, when given, is the user message's content in order, each a text (str) or a JPEG frame
+    (bytes): frames interleaved with the subtitles of their time, as LongVideoBench prompts them.
+    """
 
     role: str  # "user" | "assistant"
-    text: str
+    text: str = ""
     images: tuple[bytes, ...] = ()
+    parts: tuple[str | bytes, ...] = ()
+
+    def all_images(self) -> list[bytes]:
+        return [*self.images, *(p for p in self.parts if isinstance(p, bytes))]
 
 
 @dataclass(frozen=True)
@@ -463,8 +471,8 @@ def chat_text(
     started = time.monotonic()
     params = dict(params or {})
     timeout_s = float(params.get("timeout_s") or settings.LLM_TIMEOUT_S)
-    vision = any(turn.images for turn in turns)
-    images = [image for turn in turns for image in turn.images]
+    vision = any(turn.all_images() for turn in turns)
+    images = [image for turn in turns for image in turn.all_images()]
     try:
         target = endpoint or _resolve(project, step, vision=vision)
     except _Failure as failure:
@@ -495,16 +503,23 @@ def chat_text(
     }
     detail = params.get("image_detail")
     messages: list[dict] = [{"role": "system", "content": system}] if system else []
+    def image_part(image: bytes) -> dict:
+        image_url: dict[str, Any] = {"url": "data:image/jpeg;base64," + base64.b64encode(image).decode("ascii")}
+        if detail:
+            image_url["detail"] = detail
+        return {"type": "image_url", "image_url": image_url}
+
     for turn in turns:
-        if turn.role == "assistant" or not turn.images:
-            messages.append({"role": turn.role, "content": turn.text})
+        if turn.role == "assistant" or not turn.all_images():
+            text = turn.text if not turn.parts else "\n".join(p for p in turn.parts if isinstance(p, str))
+            messages.append({"role": turn.role, "content": text})
             continue
-        content: list[dict] = [{"type": "text", "text": turn.text}]
-        for image in turn.images:
-            image_url: dict[str, Any] = {"url": "data:image/jpeg;base64," + base64.b64encode(image).decode("ascii")}
-            if detail:
-                image_url["detail"] = detail
-            content.append({"type": "image_url", "image_url": image_url})
+        content: list[dict] = []
+        if turn.text:
+            content.append({"type": "text", "text": turn.text})
+        content += [image_part(image) for image in turn.images]
+        for part in turn.parts:
+            content.append(image_part(part) if isinstance(part, bytes) else {"type": "text", "text": part})
         messages.append({"role": "user", "content": content})
     record["request"].update(messages=_summarise_messages(messages), response_format="text")
     kwargs: dict[str, Any] = {
