@@ -356,7 +356,8 @@ def _write(parsed: Parsed, project, videos: dict[str, Video], *, status, user, j
     for cp in parsed.chain_pairs:
         before, after = chains.get(cp.before), chains.get(cp.after)
         if before is None or after is None:
-            parsed.problems.add(cp.source, "", "names a chain this import does not hold.")
+            if not parsed.problems:  # else the chain's own problem is already listed
+                parsed.problems.add(cp.source, "", "names a chain this import does not hold.")
             continue
         if after.clip.index != before.clip.index + 1 or after.clip.video_id != before.clip.video_id:
             parsed.problems.add(cp.source, "", "its two chains are not on adjacent clips of one video.")
