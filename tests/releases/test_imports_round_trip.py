@@ -37,9 +37,7 @@ def _release(project, version, formats):
 
 def _data_files(release, fmt) -> dict[str, bytes]:
     tops = {fmt, "subtitles"} if fmt == "longvideobench" else {fmt}
-    return {
-        f["path"]: read_bytes(release, f["path"]) for f in release.files if f["path"].split("/", 1)[0] in tops
-    }
+    return {f["path"]: read_bytes(release, f["path"]) for f in release.files if f["path"].split("/", 1)[0] in tops}
 
 
 def _generic_own_blanked(data: bytes) -> str:
