@@ -20,11 +20,14 @@ committed; their clips then stay as the import made them (a rebuild never moves 
 from __future__ import annotations
 
 import logging
+import tempfile
+import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
@@ -44,8 +47,10 @@ from annotator.models import (
     Relation,
     ReviewEvent,
 )
+from jobs.models import BackgroundJob
+from jobs.services import job_create, job_progress, job_running
 from projects.refusals import Refused
-from projects.services import archived_refusal
+from projects.services import archived_refusal, project_refuse_if_archived
 from videos.ingest import DuplicateVideo, ImportRefused, video_import
 from videos.models import Clip, Comment, SubtitleCue, Video
 
@@ -63,6 +68,7 @@ READERS = {
     "livibench": livibench.read,
     "generic": generic.read,
 }
+IMPORT_TASK = "releases.import_benchmark"
 IMPORT_CHANGE_REASON = "imported"
 BATCH = 2000
 
@@ -174,6 +180,110 @@ def benchmark_import(
     report.ok, report.counts, report.import_id = True, counts, run.pk
     logger.info("benchmark import %s into %s: %s", format, project.slug, counts)
     return report
+
+
+# --- in the background ------------------------------------------------------------------------------------
+
+
+class ImportInvalid(Exception):
+    """The files had problems and nothing was imported (the job's result lists them)."""
+
+
+def import_path_allowed(path: Path) -> bool:
+    """A server folder may be read when it lies inside one of settings.VIDEO_IMPORT_ROOTS."""
+    roots = [Path(r).resolve() for r in settings.VIDEO_IMPORT_ROOTS]
+    resolved = Path(path).resolve()
+    return any(resolved == root or root in resolved.parents for root in roots)
+
+
+def benchmark_import_start(
+    *,
+    project,
+    format: str,  # noqa: A002
+    user=None,
+    status: str = ItemStatus.EXAMINING,
+    folder: str = "",
+    upload=None,
+) -> BackgroundJob:
+    """Queue an import of a server folder (inside VIDEO_IMPORT_ROOTS) or of an uploaded zip; refuses
+    what cannot start (ImportNotStarted, ProjectArchived, JobAlreadyRunning) before a job exists."""
+    project_refuse_if_archived(project=project)
+    if format not in READERS:
+        raise ImportNotStarted(_("Unknown format %(format)s.") % {"format": format})
+    if status not in ItemStatus.values:
+        raise ImportNotStarted(_("Unknown item status %(status)s.") % {"status": status})
+    if bool(folder) == (upload is not None):
+        raise ImportNotStarted(_("Give either a server folder or a zip file."))
+    params = {"format": format, "status": status}
+    if folder:
+        path = Path(folder)
+        if not path.is_absolute() or not import_path_allowed(path):
+            raise ImportNotStarted(
+                _("%(path)s: not inside a folder the server allows imports from (VIDEO_IMPORT_ROOTS).")
+                % {"path": folder}
+            )
+        if not path.exists():
+            raise ImportNotStarted(_("%(path)s does not exist.") % {"path": folder})
+        params["folder"] = str(path)
+    else:
+        if not upload.name.lower().endswith(".zip"):
+            raise ImportNotStarted(_("%(name)s: upload the release as a .zip file.") % {"name": upload.name})
+        if upload.size > settings.VIDEO_MAX_BYTES:
+            raise ImportNotStarted(_("%(name)s is larger than the size limit.") % {"name": upload.name})
+        staged = default_storage.save(f"imports/benchmarks/{project.pk}/{uuid.uuid4().hex}.zip", upload)
+        params.update({"staged": staged, "filename": upload.name})
+    try:
+        return job_create(project=project, kind=IMPORT_TASK, params=params, user=user)
+    except BaseException:
+        if "staged" in params:
+            default_storage.delete(params["staged"])
+        raise
+
+
+def benchmark_import_job(*, job_id: int) -> None:
+    """The worker's task body: import what the job names, progress on the job, the report as its result."""
+    from .archive import archive_unpack
+
+    with job_running(job_id) as job:
+        if job is None:
+            return
+        params = job.params
+        last = [-1]
+
+        def progress(done: int, total: int, message: str) -> None:
+            percent = int(100 * done / total) if total else 0
+            if percent != last[0] or done == total:
+                last[0] = percent
+                job_progress(job, done=done, total=total, message=message)
+
+        try:
+            with tempfile.TemporaryDirectory(prefix="benchmark-import-") as tmp:
+                if params.get("staged"):
+                    job_progress(job, done=0, total=1, message="Unpacking the archive")
+                    with default_storage.open(params["staged"], "rb") as fh:
+                        source = archive_unpack(archive=fh, dest=Path(tmp))
+                    label = params.get("filename", "")
+                else:
+                    source = label = params["folder"]
+                report = benchmark_import(
+                    project=job.project,
+                    format=params["format"],
+                    source=source,
+                    status=params["status"],
+                    user=job.created_by,
+                    progress=progress,
+                    job=job,
+                    source_label=label,
+                )
+        finally:
+            if params.get("staged"):
+                default_storage.delete(params["staged"])
+        job.result = report.as_dict()
+        job.message = report.summary()[:500]
+        if not report.ok:
+            # The job fails (it imported nothing); its result still lists every problem for the page.
+            BackgroundJob.objects.filter(pk=job.pk).update(result=job.result)
+            raise ImportInvalid(job.message)
 
 
 def _failed(report: ImportReport, problems: Problems) -> ImportReport:
