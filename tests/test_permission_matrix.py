@@ -322,6 +322,7 @@ MATRIX = [
     post("api:video-list", why="upload"),
     Case("api:video-detail"),
     post("api:manifest-import"),
+    post("api:benchmark-import"),
     post("api:video-reprocess"),
     post("api:video-transcribe"),
     post("api:video-complexity"),
