@@ -23,7 +23,7 @@ from annotator.models import ItemStatus
 from jobs.services import JobAlreadyRunning
 from projects.permissions import Action, get_project_or_404
 from releases import downloads
-from releases.imports.services import ImportNotStarted, benchmark_import_start
+from releases.imports.services import IMPORT_STATUSES, ImportNotStarted, benchmark_import_start
 from releases.models import DatasetRelease, ReleaseFormat, ReleaseStatus
 from releases.selectors import release_get, release_list
 from releases.services import FILTER_KEYS, SEED_MAX, VERSION_MAX, VERSION_RE, release_create, release_delete
@@ -430,7 +430,7 @@ class BenchmarkImportApi(ApiAuthMixin, APIView):
         # Plain text (checked by the service): an enum here would be a second name for the formats' enum.
         format = JsonCharField(help_text=f"One of {_FORMATS}.")
         status = serializers.ChoiceField(
-            choices=ItemStatus.values,
+            choices=IMPORT_STATUSES,
             default=ItemStatus.EXAMINING,
             help_text="The status the imported items get (default `examining`).",
         )

@@ -193,7 +193,7 @@ class BenchmarkImportForm(forms.Form):
     format = forms.ChoiceField(label=gettext_lazy("Format"), choices=ReleaseFormat.choices)
     status = forms.ChoiceField(
         label=gettext_lazy("Status of the imported items"),
-        choices=ItemStatus.choices,
+        choices=[(value, label) for value, label in ItemStatus.choices if value != ItemStatus.DRAFT],
         initial=ItemStatus.EXAMINING,
         help_text=gettext_lazy("Examining by default, so the items can be audited and reviewed before a release."),
     )

@@ -69,6 +69,8 @@ READERS = {
     "generic": generic.read,
 }
 IMPORT_TASK = "releases.import_benchmark"
+# Imported items are people's work, never machine drafts: a draft run would be free to replace a draft.
+IMPORT_STATUSES = [s for s in ItemStatus.values if s != ItemStatus.DRAFT]
 IMPORT_CHANGE_REASON = "imported"
 BATCH = 2000
 
@@ -132,8 +134,11 @@ def benchmark_import(
         raise ImportNotStarted(archived_refusal(project))
     if format not in READERS:
         raise ImportNotStarted(_("Unknown format %(format)s.") % {"format": format})
-    if status not in ItemStatus.values:
-        raise ImportNotStarted(_("Unknown item status %(status)s.") % {"status": status})
+    if status not in IMPORT_STATUSES:
+        raise ImportNotStarted(
+            _("Imported items can have the status %(statuses)s, not %(status)s.")
+            % {"statuses": ", ".join(IMPORT_STATUSES), "status": status}
+        )
     source = Path(source)
     if not source.exists():
         raise ImportNotStarted(_("%(path)s does not exist.") % {"path": source})
@@ -210,8 +215,11 @@ def benchmark_import_start(
     project_refuse_if_archived(project=project)
     if format not in READERS:
         raise ImportNotStarted(_("Unknown format %(format)s.") % {"format": format})
-    if status not in ItemStatus.values:
-        raise ImportNotStarted(_("Unknown item status %(status)s.") % {"status": status})
+    if status not in IMPORT_STATUSES:
+        raise ImportNotStarted(
+            _("Imported items can have the status %(statuses)s, not %(status)s.")
+            % {"statuses": ", ".join(IMPORT_STATUSES), "status": status}
+        )
     if bool(folder) == (upload is not None):
         raise ImportNotStarted(_("Give either a server folder or a zip file."))
     params = {"format": format, "status": status}
@@ -302,9 +310,26 @@ def _delete_stored(names: list[str]) -> None:
 # --- before anything is written -------------------------------------------------------------------------
 
 
+FAMILY_FIELDS = {"longvideobench": "question_category", "livibench": "task", "generic": "family"}
+
+
 def _check_items(parsed: Parsed, project) -> None:
     """What only the project knows: an MCQ lands in the same benchmark file when released again; an
     SVBench relation label is one of the project's relation types."""
+    sources = {m.source.file for m in parsed.mcqs} | {c.source.file for c in parsed.chains}
+    earlier = {}
+    for run in BenchmarkImport.objects.filter(project=project, format=parsed.format).order_by("pk"):
+        for f in run.files:
+            earlier.setdefault((f["path"], f["sha256"]), run)
+    for path in sorted(sources):
+        run = earlier.get((path, parsed.files.get(path, {}).get("sha256")))
+        if run is not None:
+            parsed.problems.add(
+                Where(path),
+                "",
+                f"this very file was imported into the project before (import {run.pk}, "
+                f"{run.created_at:%Y-%m-%d %H:%M}); importing it again would make a second copy of every item.",
+            )
     codes = {c["code"] for c in project.taxonomy("question_categories")}
     for m in parsed.mcqs:
         want = m.family or parsed.format
@@ -312,7 +337,7 @@ def _check_items(parsed: Parsed, project) -> None:
         if got != want:
             parsed.problems.add(
                 m.source,
-                "question_category" if parsed.format == "longvideobench" else "task" if want == "livibench" else "",
+                FAMILY_FIELDS.get(parsed.format, ""),
                 f"this question would be released as {got}, not {want}, in this project "
                 f"(kind {project.kind}; category {m.category!r}).",
             )
@@ -408,7 +433,7 @@ def _write(parsed: Parsed, project, videos: dict[str, Video], *, status, user, j
         "project": project,
         "status": status,
         "origin": Origin.IMPORTED,
-        "submitted_at": now if status not in (ItemStatus.DRAFT, ItemStatus.ANNOTATING) else None,
+        "submitted_at": now if status != ItemStatus.ANNOTATING else None,
         "accepted_at": now if status == ItemStatus.ACCEPTED else None,
     }
     history = {"default_user": actor, "default_change_reason": IMPORT_CHANGE_REASON, "batch_size": BATCH}

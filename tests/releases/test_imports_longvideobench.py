@@ -198,3 +198,19 @@ def test_a_video_from_the_folder_is_imported_with_the_items_or_not_at_all(lvb_pr
     video = lvb_project.videos.get(name="fresh")
     mcq = MCQ.objects.get(project=lvb_project)
     assert mcq.mcq_videos.get().video == video and mcq.moments.get().time_s == 5 / video.fps
+
+
+def test_the_same_file_is_not_imported_twice(lvb_project, tmp_path):
+    assert benchmark_import(project=lvb_project, format="longvideobench", source=_files(tmp_path, [RECORD])).ok
+    again = benchmark_import(project=lvb_project, format="longvideobench", source=_files(tmp_path / "2", [RECORD]))
+    assert not again.ok and "imported into the project before" in messages(again)[0]
+    assert MCQ.objects.filter(project=lvb_project).count() == 1
+
+
+def test_imported_items_are_never_machine_drafts(lvb_project, tmp_path):
+    from releases.imports.services import ImportNotStarted
+
+    with pytest.raises(ImportNotStarted, match="not draft"):
+        benchmark_import(
+            project=lvb_project, format="longvideobench", source=_files(tmp_path, [RECORD]), status="draft"
+        )

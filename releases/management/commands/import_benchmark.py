@@ -23,7 +23,7 @@ from annotator.models import ItemStatus
 from projects.models import Project
 from projects.refusals import Refused
 from releases.imports.archive import archive_unpack
-from releases.imports.services import READERS, benchmark_import
+from releases.imports.services import IMPORT_STATUSES, READERS, benchmark_import
 
 
 class Command(BaseCommand):
@@ -33,7 +33,7 @@ class Command(BaseCommand):
         parser.add_argument("project", help="project slug")
         parser.add_argument("format", choices=sorted(READERS))
         parser.add_argument("source", help="release folder, the format's folder, one record file, or a .zip")
-        parser.add_argument("--status", default=ItemStatus.EXAMINING, choices=ItemStatus.values)
+        parser.add_argument("--status", default=ItemStatus.EXAMINING, choices=IMPORT_STATUSES)
         parser.add_argument("--by", default="", help="username recorded as the importer")
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
