@@ -46,7 +46,9 @@ def test_every_format_for_the_demo_is_valid_and_reads_back_as_the_database_has_i
 
     # SVBench: one Dialogue element per released chain in time order, never empty; Con pairs the next chain
     # with timestamps bit-identical to Dialogue's; Path aligned with Streaming; the meta CSV points at them.
-    chains = list(QAChain.objects.filter(project=demo, clip__video=main, status__in=WORKED).order_by("clip__index"))
+    chains = list(
+        QAChain.objects.filter(project=demo, clip__video=main, status__in=WORKED).order_by("clip__index")
+    )
     dialogue = read_json(release, f"svbench/Dialogue/{main.name}.json")
     assert [e["chain"]["questions"] for e in dialogue] == [
         [p.question for p in c.pairs.order_by("index")] for c in chains
