@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_safe
 
 from jobs.models import BackgroundJob
@@ -23,6 +24,16 @@ from .imports.services import IMPORT_TASK, benchmark_import_start
 from .models import BenchmarkImport
 
 RECENT = 10
+COUNT_LABELS = [
+    ("mcqs", gettext_lazy("MCQs")),
+    ("chains", gettext_lazy("QA chains")),
+    ("chain_pairs", gettext_lazy("Chain pairs")),
+    ("relations", gettext_lazy("Relations")),
+    ("cues", gettext_lazy("Subtitle cues")),
+    ("comments", gettext_lazy("Comments")),
+    ("videos_imported", gettext_lazy("Videos imported")),
+    ("videos_matched", gettext_lazy("Videos matched")),
+]
 
 
 def _import_jobs(project):
@@ -65,8 +76,16 @@ def benchmark_import_job(request, slug, job_id):
     if job is None:
         raise Http404("No such import in this project.")
     if request.htmx:
-        return render(request, "releases/import.html#job", {"project": project, "job": job})
+        response = render(request, "releases/import.html#job", {"project": project, "job": job, **_report(job)})
+        if job.is_finished:
+            response["HX-Refresh"] = "true"  # once: the whole page then lists the new import too
+        return response
     return _page(request, project, BenchmarkImportForm(project=project), job)
+
+
+def _report(job) -> dict:
+    counts = ((job.result or {}).get("counts") or {}) if job is not None else {}
+    return {"count_rows": [(label, counts[key]) for key, label in COUNT_LABELS if key in counts]}
 
 
 def _page(request, project, form, job):
@@ -77,6 +96,7 @@ def _page(request, project, form, job):
             "project": project,
             "form": form,
             "job": job,
+            **_report(job),
             "imports": BenchmarkImport.objects.filter(project=project).select_related("created_by")[:RECENT],
         },
     )

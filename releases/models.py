@@ -2,7 +2,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from annotator.models import ONE_ITEM, ItemRef
+from annotator.models import ONE_ITEM, ItemRef, ItemStatus
 from jobs.models import BackgroundJob
 from projects.models import Project
 
@@ -86,7 +86,9 @@ class BenchmarkImport(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="benchmark_imports")
     format = models.CharField(max_length=20, choices=ReleaseFormat.choices)
     source = models.CharField(max_length=1000, blank=True, help_text="The folder or upload the files came from")
-    item_status = models.CharField(max_length=20, help_text="The status the imported items were given")
+    item_status = models.CharField(
+        max_length=20, choices=ItemStatus.choices, help_text="The status the imported items were given"
+    )
     files = models.JSONField(default=list, blank=True, help_text="[{path, sha256, bytes}] of the files read")
     counts = models.JSONField(default=dict, blank=True)
     job = models.ForeignKey(BackgroundJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
