@@ -621,11 +621,13 @@ def _clips_for(parsed: Parsed, video: Video, specs: list) -> list[Clip] | None:
 
 
 def _media_text(parsed: Parsed, videos: dict[str, Video]) -> tuple[int, int]:
-    """Subtitles and comments the files carry replace the video's of the same sources."""
+    """Subtitles and comments the files carry replace the video's of the same sources. An empty file
+    (writers always write one, `[]` or no line, so a reader never meets a missing file) says nothing
+    and leaves what the video has."""
     cues = comments = 0
     for file_name, vin in parsed.videos.items():
         video = videos[file_name]
-        if vin.cues is not None:
+        if vin.cues:
             sources = set(vin.cue_sources) | {c.source for c in vin.cues}
             SubtitleCue.objects.filter(video=video, source__in=sources).delete()
             SubtitleCue.objects.bulk_create(
@@ -643,7 +645,7 @@ def _media_text(parsed: Parsed, videos: dict[str, Video]) -> tuple[int, int]:
                 batch_size=BATCH,
             )
             cues += len(vin.cues)
-        if vin.comments is not None:
+        if vin.comments:
             Comment.objects.filter(video=video).delete()
             Comment.objects.bulk_create(
                 [Comment(video=video, time_s=c.time_s, text=c.text, user=c.user) for c in vin.comments],

@@ -94,3 +94,12 @@ def test_a_bad_comment_line_is_named(live_project, tmp_path):
     message = found[0]
     assert message.startswith("livibench/comments/live.jsonl, record 0, field “time”"), message
     assert nothing_written(live_project)
+
+
+def test_an_empty_comments_file_leaves_the_videos_comments(live_project, tmp_path):
+    video = live_project.videos.get(name="live")
+    Comment.objects.create(video=video, time_s=9.0, text="kept")
+    folder = _files(tmp_path, [LINE])
+    write_files(folder, {"jsonl:livibench/comments/live.jsonl": []})
+    assert benchmark_import(project=live_project, format="livibench", source=folder).ok
+    assert list(Comment.objects.filter(video=video).values_list("text", flat=True)) == ["kept"]
