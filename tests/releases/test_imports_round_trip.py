@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db.models import Value
+from django.db.models.functions import Concat
 
-from annotator.models import MCQ, ItemStatus, Origin
+from annotator.models import MCQ, ItemStatus, Origin, QAPair
 from projects.models import Project
 from releases.build import release_build
 from releases.imports.services import benchmark_import
@@ -81,3 +83,18 @@ def test_release_import_release_gives_the_same_bytes(demo, fmt):  # noqa: F811
     for f in again.files:  # the videos imported from the release are the released files
         if f["path"].startswith("videos/"):
             assert videos[f["path"]] == f["sha256"]
+
+
+def test_svbench_with_translations_comes_back_the_same(demo):  # noqa: F811
+    QAPair.objects.filter(chain__project=demo).update(
+        question_translation=Concat(Value("问："), "question"), answer_translation=Concat(Value("答："), "answer")
+    )
+    first = _release(demo, "v1", ["svbench"])
+    assert any("/Dialogue_ZH/" in f["path"] for f in first.files)
+    fresh = Project.objects.create(name="Imported zh", slug="imported-zh", kind=demo.kind)
+    report = benchmark_import(project=fresh, format="svbench", source=Path(settings.MEDIA_ROOT) / first.storage_prefix)
+    assert report.ok, report.problems
+    again = _release(fresh, "v1", ["svbench"])
+    before, after = _data_files(first, "svbench"), _data_files(again, "svbench")
+    assert sorted(after) == sorted(before)
+    assert all(after[path] == data for path, data in before.items())

@@ -110,3 +110,41 @@ def test_a_chain_past_the_end_of_its_video_imports_nothing(sv_project, tmp_path)
     message = found[0]
     assert "svbench/Dialogue/walk.json, record 1 (id walk#1), field “qac_timestamps_end”" in message
     assert nothing_written(sv_project)
+
+
+def test_english_and_chinese_folders_give_text_and_translation(sv_project, tmp_path):
+    def meta(lang):
+        return (
+            "Video_Name,Path_of_Video,Sort_of_Set,Path_of_QandA,Path_of_Con\n"
+            f"walk,videos/walk.mp4,Test,svbench/Dialogue/Dialogue_{lang}/walk.json,svbench/Con/Con_{lang}/walk.json\n"
+        )
+
+    chinese = [
+        {
+            **e,
+            "chain": {
+                "questions": [f"问{q}" for q in e["chain"]["questions"]],
+                "answers": ["答"] * len(e["chain"]["answers"]),
+            },
+        }
+        for e in DIALOGUE
+    ]
+    folder = write_files(
+        tmp_path / "release",
+        {
+            "svbench/meta_EN.csv": meta("EN"),
+            "svbench/meta_ZH.csv": meta("ZH"),
+            "svbench/Dialogue/Dialogue_EN/walk.json": DIALOGUE,
+            "svbench/Dialogue/Dialogue_ZH/walk.json": chinese,
+            "svbench/Con/Con_EN/walk.json": _con(),
+            "svbench/Con/Con_ZH/walk.json": _con(),
+        },
+    )
+    report = benchmark_import(project=sv_project, format="svbench", source=folder)
+    assert report.ok, report.problems
+    first = QAChain.objects.filter(project=sv_project).order_by("clip__index").first()
+    assert [(p.question, p.question_translation, p.answer_translation) for p in first.pairs.order_by("index")] == [
+        ("Q1", "问Q1", "答"),
+        ("Q2", "问Q2", "答"),
+    ]
+    assert sv_project.videos.get(name="walk").split == "test"
