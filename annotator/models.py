@@ -46,6 +46,8 @@ def queue_order_index(name: str) -> models.Index:
 class Origin(models.TextChoices):
     MACHINE = "machine", _("Machine")
     HUMAN = "human", _("Human")
+    # Loaded from an existing benchmark file (releases.imports); the file and record are kept beside it.
+    IMPORTED = "imported", _("Imported")
 
 
 class ReviewableItem(models.Model):

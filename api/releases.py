@@ -14,19 +14,23 @@ from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import exceptions, generics, serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
+from annotator.models import ItemStatus
+from jobs.services import JobAlreadyRunning
 from projects.permissions import Action, get_project_or_404
 from releases import downloads
+from releases.imports.services import IMPORT_STATUSES, ImportNotStarted, benchmark_import_start
 from releases.models import DatasetRelease, ReleaseFormat, ReleaseStatus
 from releases.selectors import release_get, release_list
 from releases.services import FILTER_KEYS, SEED_MAX, VERSION_MAX, VERSION_RE, release_create, release_delete
 
 from .errors import ErrorResponseSerializer, error_body
 from .fields import JsonBooleanField, JsonCharField, JsonIntegerField
-from .jobs import SLUG, JobProgressSerializer
+from .jobs import JOB_RUNNING, SLUG, JobProgressSerializer, JobSerializer, job_conflict, job_payload
 from .mixins import ApiAuthMixin
 from .ordering import StableOrderingFilter
 
@@ -405,3 +409,70 @@ class ReleaseStatisticsApi(ApiAuthMixin, APIView):
     def get(self, request, slug, release_id):
         release = _release_or_404(request.user, slug, release_id)
         return Response(release.statistics or {})
+
+
+# --- import of existing benchmark files -----------------------------------------------------------------
+
+
+class BenchmarkImportApi(ApiAuthMixin, APIView):
+    """Import existing benchmark files into the project (admins), all or nothing, in the background.
+
+    Send a zip (`file`: a release's archive, or a zip of the benchmark's folder) or a `folder` on the
+    server (inside `VIDEO_IMPORT_ROOTS`). The job's `result` is the report: `ok`, `counts` (mcqs,
+    chains, chain_pairs, relations, cues, comments, videos_imported, videos_matched), `import_id`, the
+    files read with their sha256, and `problems` (each with `file`, `record`, `record_id`, `field` and a
+    `message`) when nothing was imported (the job then fails).
+    """
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    class InputSerializer(serializers.Serializer):
+        # Plain text (checked by the service): an enum here would be a second name for the formats' enum.
+        format = JsonCharField(help_text=f"One of {_FORMATS}.")
+        status = serializers.ChoiceField(
+            choices=IMPORT_STATUSES,
+            default=ItemStatus.EXAMINING,
+            help_text="The status the imported items get (default `examining`).",
+        )
+        file = serializers.FileField(required=False, help_text="A zip of the benchmark files.")
+        folder = serializers.CharField(
+            required=False, max_length=1000, help_text="Or an absolute folder on the server (VIDEO_IMPORT_ROOTS)."
+        )
+
+        class Meta:
+            ref_name = "BenchmarkImport"
+
+    @extend_schema(
+        operation_id="benchmark_imports_create",
+        tags=["releases"],
+        parameters=[SLUG],
+        request={"multipart/form-data": InputSerializer},
+        responses={
+            202: OpenApiResponse(JobSerializer, description="The import job; its `result` is the report."),
+            400: OpenApiResponse(
+                ErrorResponseSerializer,
+                description="`validation_error`: no zip and no folder, both, a folder outside the allowed roots, "
+                "a file that is not a zip. Nothing was queued.",
+            ),
+            409: JOB_RUNNING,
+        },
+    )
+    def post(self, request, slug):
+        project = get_project_or_404(request.user, slug, Action.ADMINISTER)
+        data = BenchmarkImportApi.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        try:
+            job = benchmark_import_start(
+                project=project,
+                format=values["format"],
+                status=values["status"],
+                user=request.user,
+                folder=values.get("folder", "").strip(),
+                upload=values.get("file"),
+            )
+        except JobAlreadyRunning as exc:
+            return job_conflict(exc, view=self, message="A benchmark import is already running in this project.")
+        except ImportNotStarted as exc:
+            raise exceptions.ValidationError({"non_field_errors": [exc.message]}) from exc
+        return Response(job_payload(job, view=self), status=status.HTTP_202_ACCEPTED)

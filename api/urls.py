@@ -40,6 +40,11 @@ urlpatterns = [
     path("projects/<slug:slug>/videos/<int:video_id>/", videos.VideoDetailApi.as_view(), name="video-detail"),
     path("projects/<slug:slug>/imports/", ingest.ManifestImportApi.as_view(), name="manifest-import"),
     path(
+        "projects/<slug:slug>/benchmark-imports/",
+        releases.BenchmarkImportApi.as_view(),
+        name="benchmark-import",
+    ),
+    path(
         "projects/<slug:slug>/videos/<int:video_id>/reprocess/",
         ingest.VideoReprocessApi.as_view(),
         name="video-reprocess",

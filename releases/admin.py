@@ -1,7 +1,7 @@
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from .models import DatasetRelease, EvaluationRun, ReleaseStatus
+from .models import BenchmarkImport, DatasetRelease, EvaluationRun, ImportedRecord, ReleaseStatus
 from .services import release_delete
 
 
@@ -54,3 +54,33 @@ class EvaluationRunAdmin(admin.ModelAdmin):
     list_display = ["id", "release", "model", "status", "created_at"]
     list_filter = ["status", "model"]
     search_fields = ["model"]
+
+
+@admin.register(BenchmarkImport)
+class BenchmarkImportAdmin(admin.ModelAdmin):
+    """Imports are records of what came in: read here, made by the import page, the API or the command."""
+
+    list_display = ["id", "project", "format", "item_status", "source", "created_by", "created_at"]
+    list_filter = ["format", "project"]
+    list_select_related = ["project", "created_by"]
+    search_fields = ["source", "project__slug"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in self.model._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(ImportedRecord)
+class ImportedRecordAdmin(admin.ModelAdmin):
+    list_display = ["id", "benchmark_import", "item_kind", "file", "record_index", "record_id"]
+    list_filter = ["item_kind"]
+    search_fields = ["file", "record_id"]
+    raw_id_fields = ["benchmark_import", "qa_chain", "chain_pair", "mcq"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in self.model._meta.fields]
+
+    def has_add_permission(self, request):
+        return False

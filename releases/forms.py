@@ -185,3 +185,37 @@ class ReleaseForm(forms.Form):
         for key, errors in exc.message_dict.items():
             field = _ERROR_FIELDS.get(key)
             self.add_error(field if field in self.fields else None, errors)
+
+
+class BenchmarkImportForm(forms.Form):
+    """Import existing benchmark files: the format, the items' status, and a zip or a server folder."""
+
+    format = forms.ChoiceField(label=gettext_lazy("Format"), choices=ReleaseFormat.choices)
+    status = forms.ChoiceField(
+        label=gettext_lazy("Status of the imported items"),
+        choices=[(value, label) for value, label in ItemStatus.choices if value != ItemStatus.DRAFT],
+        initial=ItemStatus.EXAMINING,
+        help_text=gettext_lazy("Examining by default, so the items can be audited and reviewed before a release."),
+    )
+    archive = forms.FileField(
+        label=gettext_lazy("Zip of the files"),
+        required=False,
+        help_text=gettext_lazy("A release's zip, or a zip of the benchmark's folder (with videos/ when they are new)."),
+    )
+    folder = forms.CharField(
+        label=gettext_lazy("Or a folder on the server"),
+        required=False,
+        max_length=1000,
+        help_text=gettext_lazy("An absolute path inside a folder the server allows imports from."),
+    )
+
+    def __init__(self, *args, project: Project, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.is_bound:
+            self.initial["format"] = DEFAULT_FORMATS.get(project.kind, [ReleaseFormat.GENERIC])[0]
+
+    def clean(self):
+        data = super().clean()
+        if bool(data.get("archive")) == bool((data.get("folder") or "").strip()):
+            raise ValidationError(_("Give either a zip file or a server folder."))
+        return data

@@ -13,6 +13,7 @@ from celery import shared_task
 
 from jobs.services import job_progress, job_running
 
+from .imports.services import IMPORT_TASK
 from .services import BUILD_TASK
 
 SOFT_LIMIT_S = 2 * 3600
@@ -79,3 +80,11 @@ def release_build_job(*, job_id: int, on_progress: Progress | None = None) -> No
                 "the release page lists them."
             )
         job.message = f"Release {release.version} is ready: {len(release.files or [])} files."
+
+
+# Not acks_late: a second delivery after a success would import the same files again.
+@shared_task(name=IMPORT_TASK, soft_time_limit=SOFT_LIMIT_S, time_limit=HARD_LIMIT_S)
+def import_benchmark(job_id: int) -> None:
+    from .imports.services import benchmark_import_job
+
+    benchmark_import_job(job_id=job_id)

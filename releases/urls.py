@@ -2,13 +2,15 @@
 
 from django.urls import path
 
-from . import views
+from . import import_views, views
 
 app_name = "releases"
 
 urlpatterns = [
     path("p/<slug:slug>/releases/", views.release_list_view, name="list"),
     path("p/<slug:slug>/releases/new/", views.release_new, name="new"),
+    path("p/<slug:slug>/releases/import/", import_views.benchmark_import_page, name="import"),
+    path("p/<slug:slug>/releases/import/<int:job_id>/", import_views.benchmark_import_job, name="import_job"),
     path("p/<slug:slug>/releases/new/preview/", views.release_preview, name="preview"),
     path("p/<slug:slug>/releases/<int:release_id>/", views.release_detail, name="detail"),
     path("p/<slug:slug>/releases/<int:release_id>/row/", views.release_row, name="row"),

@@ -65,6 +65,7 @@ def test_every_issue_3_endpoint_is_in_the_schema_with_its_error_responses(schema
     expected = {
         ("post", "/api/projects/{slug}/videos/"): {"201", "400", "401", "403", "404", "409", "422"},
         ("post", "/api/projects/{slug}/imports/"): {"202", "400", "401", "403", "404", "409"},
+        ("post", "/api/projects/{slug}/benchmark-imports/"): {"202", "400", "401", "403", "404", "409"},
         ("post", "/api/projects/{slug}/videos/{video_id}/reprocess/"): {"202", "401", "403", "404", "409"},
         ("post", "/api/projects/{slug}/videos/{video_id}/transcribe/"): {"202", "401", "403", "404", "409", "422"},
         ("post", "/api/projects/{slug}/videos/{video_id}/complexity/"): {"202", "401", "403", "404", "409"},
@@ -94,6 +95,7 @@ def test_uploads_are_documented_as_multipart_files(schema):
     for path in (
         "/api/projects/{slug}/videos/",
         "/api/projects/{slug}/imports/",
+        "/api/projects/{slug}/benchmark-imports/",
         "/api/projects/{slug}/videos/{video_id}/subtitles/",
         "/api/projects/{slug}/videos/{video_id}/comments/",
         "/api/projects/{slug}/scores/",

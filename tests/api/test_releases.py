@@ -287,3 +287,30 @@ def test_a_failed_build_retried_is_followed_by_its_release(project, people, acce
     build(retry.pk)
     release.refresh_from_db()
     assert release.status == ReleaseStatus.READY and release.job_id == retry.pk
+
+
+def test_admins_import_benchmark_files_as_a_job_whose_result_is_the_report(client, project, people, token_for):
+    from releases.tasks import import_benchmark
+    from tests.releases.test_imports_jobs import _zip
+    from tests.releases.test_imports_longvideobench import RECORD
+
+    project.kind = "longvideobench"
+    project.save(update_fields=["kind"])
+    factories.VideoFactory(project=project, name="cook", fps=25.0)
+    url = f"/api/projects/{project.slug}/benchmark-imports/"
+    refused = client.post(
+        url, {"format": "longvideobench", "file": _zip([RECORD])}, headers=token_for(people["annotator"])
+    )
+    assert_error(refused, 403, "permission_denied")
+    neither = client.post(url, {"format": "longvideobench"}, headers=token_for(people["admin"]))
+    assert_error(neither, 400, "validation_error")
+
+    response = client.post(
+        url, {"format": "longvideobench", "file": _zip([RECORD])}, headers=token_for(people["admin"])
+    )
+    assert response.status_code == 202, response.content
+    job = response.json()
+    assert job["kind"] == "releases.import_benchmark" and job["status"] == "queued"
+    import_benchmark(job["id"])
+    done = client.get(job["links"]["self"], headers=token_for(people["admin"])).json()
+    assert done["status"] == "succeeded" and done["result"]["ok"] and done["result"]["counts"]["mcqs"] == 1

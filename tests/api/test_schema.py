@@ -12,6 +12,7 @@ PATHS = [
     "/api/projects/{slug}/",
     "/api/projects/{slug}/videos/",
     "/api/projects/{slug}/videos/{video_id}/",
+    "/api/projects/{slug}/benchmark-imports/",
 ]
 
 

@@ -111,6 +111,16 @@ def build_project(*, mark: str, name: str, slug: str, annotator, examiner, revis
         created_by=admin,
         finished_at=timezone.now() - timedelta(minutes=1),
     )
+    # A finished benchmark import: its report is on its own page (releases:import_job).
+    o["import_job"] = factories.BackgroundJobFactory(
+        project=project,
+        kind="releases.import_benchmark",
+        status="succeeded",
+        message=f"{mark} import done",
+        created_by=admin,
+        result={"format": "generic", "ok": True, "counts": {"mcqs": 0}, "problems": [], "total_problems": 0},
+        finished_at=timezone.now() - timedelta(minutes=1),
+    )
     o["seed"] = SeedQuestion.objects.create(project=project, task="video topic", text=f"What is the {mark} topic?")
     o["release"] = stored_release(project, version=f"{mark}-1", by=admin)
     # Deleted by the matrix's DELETE and POST …/delete/ cases, so the release the reads use stays.
