@@ -1,7 +1,7 @@
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from .models import BenchmarkImport, DatasetRelease, EvaluationRun, ImportedRecord, ReleaseStatus
+from .models import BenchmarkImport, DatasetRelease, ImportedRecord, ReleaseStatus
 from .services import release_delete
 
 
@@ -47,13 +47,6 @@ class DatasetReleaseAdmin(admin.ModelAdmin):
             self.message_user(
                 request, f"Deleted {deleted} release{'s' if deleted != 1 else ''}; their files are removed."
             )
-
-
-@admin.register(EvaluationRun)
-class EvaluationRunAdmin(admin.ModelAdmin):
-    list_display = ["id", "release", "model", "status", "created_at"]
-    list_filter = ["status", "model"]
-    search_fields = ["model"]
 
 
 @admin.register(BenchmarkImport)

@@ -59,27 +59,6 @@ class DatasetRelease(models.Model):
         return f"{self.project} {self.version}"
 
 
-class EvaluationRun(models.Model):
-    """A model evaluated over a release: MCQ accuracy and open-answer judge scores, for a leaderboard."""
-
-    release = models.ForeignKey(DatasetRelease, on_delete=models.CASCADE, related_name="evaluations")
-    model = models.CharField(max_length=120)
-    endpoint = models.CharField(max_length=300, blank=True)
-    status = models.CharField(max_length=20, choices=ReleaseStatus.choices, default=ReleaseStatus.QUEUED)
-    job = models.ForeignKey(BackgroundJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    summary = models.JSONField(default=dict, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        return f"{self.model} on release {self.release_id} ({self.status})"
-
-
 class BenchmarkImport(models.Model):
     """One import of existing benchmark files into a project (releases.imports): what came in, by whom."""
 

@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # The floors, lowest first. `charts` draws SVG and `estimates` computes statistics from plain numbers;
 # neither imports an app. `releases` may import `audits` (the release gate), never the reverse.
+# `evaluations` scores models on releases: the last step of the flow.
 FLOORS: dict[str, int] = {
     "charts": 0,
     "estimates": 0,
@@ -31,6 +32,7 @@ FLOORS: dict[str, int] = {
     "reviewer": 3,
     "audits": 3,
     "releases": 3,
+    "evaluations": 4,
 }
 INTERFACE_APPS = {"api", "studio", "demo", "config", "backups"}
 APPS = set(FLOORS) | INTERFACE_APPS

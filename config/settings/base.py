@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "annotator",
     "reviewer",
     "audits",
+    "evaluations",
     "releases",
     # Interfaces.
     "studio",
