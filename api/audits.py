@@ -20,6 +20,7 @@ from audits.services import audit_send_to_review, probe_run_start
 from audits.static_checks import project_static_audit
 from projects.permissions import Action, get_project_or_404
 
+from .fields import JsonCharField, JsonIntegerField
 from .jobs import SLUG, JobProgressSerializer
 from .mixins import ApiAuthMixin
 
@@ -170,11 +171,11 @@ class ProbeRunCreateApi(ApiAuthMixin, APIView):
             help_text=f"Any of {', '.join(Probe.values)}; default all.",
         )
         models = serializers.ListField(
-            child=serializers.CharField(max_length=120),
+            child=JsonCharField(max_length=120, min_length=1),
             required=False,
             help_text="Probe models; default the project's probe models, else the endpoint's probes model.",
         )
-        mcq_ids = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False, max_length=100000)
+        mcq_ids = serializers.ListField(child=JsonIntegerField(min_value=1), required=False, max_length=100000)
 
         class Meta:
             ref_name = "ProbeRunCreate"
@@ -194,13 +195,23 @@ class ProbeRunCreateApi(ApiAuthMixin, APIView):
         return Response(ProbeRunSerializer(run, context={"request": request}).data, status=status.HTTP_202_ACCEPTED)
 
 
+class _SendItemSerializer(serializers.Serializer):
+    mcq_id = JsonIntegerField(min_value=1)
+    reasons = serializers.ListField(child=JsonCharField(max_length=200), min_length=1, max_length=100)
+
+    class Meta:
+        ref_name = "SendToReviewItem"
+
+
 class SendToReviewApi(ApiAuthMixin, APIView):
     """Send MCQs back to review with reasons (admins): examining → flagged, submitted/accepted → revising."""
 
     class InputSerializer(serializers.Serializer):
-        reasons = serializers.DictField(
-            child=serializers.ListField(child=serializers.CharField(max_length=200), min_length=1),
-            help_text='MCQ id → reasons, e.g. `{"12": ["shortcut:text"]}`.',
+        items = _SendItemSerializer(
+            many=True,
+            allow_empty=False,
+            max_length=10000,
+            help_text='The MCQs and their reasons, e.g. `[{"mcq_id": 12, "reasons": ["shortcut:text"]}]`.',
         )
 
         class Meta:
@@ -224,10 +235,6 @@ class SendToReviewApi(ApiAuthMixin, APIView):
         project = get_project_or_404(request.user, slug, Action.ADMINISTER)
         data = SendToReviewApi.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        reasons = {}
-        for key, value in data.validated_data["reasons"].items():
-            if not str(key).isdigit():
-                raise serializers.ValidationError({"reasons": [f"{key!r} is not an MCQ id."]})
-            reasons[int(key)] = value
+        reasons = {row["mcq_id"]: row["reasons"] for row in data.validated_data["items"]}
         outcome = audit_send_to_review(project=project, user=request.user, reasons=reasons)
         return Response({"sent": outcome.sent, "refused": {str(k): v for k, v in outcome.refused.items()}})

@@ -69,7 +69,13 @@ def test_send_to_review(client, token_for, project, people, items):
     h = token_for(people["admin"])
     url = reverse("api:audit-send", args=[project.slug])
     response = client.post(
-        url, {"reasons": {str(good.pk): ["shortcut:text"], str(bad.pk): ["duplicate_options"]}},
+        url,
+        {
+            "items": [
+                {"mcq_id": good.pk, "reasons": ["shortcut:text"]},
+                {"mcq_id": bad.pk, "reasons": ["duplicate_options"]},
+            ]
+        },
         content_type="application/json",
         headers=h,
     )
