@@ -22,6 +22,7 @@ urlpatterns = [
     path("", include("reviewer.urls")),
     path("", include("releases.urls")),
     path("", include("audits.urls")),
+    path("", include("evaluations.urls")),
     path("", include("studio.urls")),
 ]
 

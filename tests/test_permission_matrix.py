@@ -83,6 +83,8 @@ KWARG_OBJECTS = {
     "panel": "=progress",
     "user_id": "member",
     "invitation_id": "invitation",
+    "run_id": "evaluation",
+    "index": "=0",
 }
 EXAMINING_MCQ = {"kind": "=mcq", "item_id": "mcq_examining"}
 FLAGGED_MCQ = {"kind": "=mcq", "item_id": "mcq_flagged"}
@@ -266,6 +268,14 @@ MATRIX = [
     Case("audits:page", gate=AD),
     Case("audits:csv", gate=AD),
     Case("audits:probes_csv", gate=AD),
+    # --- evaluations: members read the leaderboard and runs; admins start, cancel and resume ---
+    Case("evaluations:leaderboard"),
+    Case("evaluations:csv"),
+    post("evaluations:start", why="an empty form is refused with a message: back to the leaderboard"),
+    Case("evaluations:compare", ok=302, why="without two runs chosen: back to the leaderboard with a message"),
+    Case("evaluations:run"),
+    post("evaluations:act", why="an unknown action is refused with a message: back to the run"),
+    Case("evaluations:prediction"),
     post("audits:run", why="a refused run (no model endpoint) goes back to the page with the message"),
     post("audits:send", why="an empty form sends nothing: back to the page with a message"),
     post("reviewer:stuck_work_act", why="an empty form is no action: back to the page with a message (302)"),
@@ -663,6 +673,7 @@ LIST_PAGES = [
     ("reviewer:score_list", "", "mark"),
     ("reviewer:stuck_work", "", "name"),  # the world has no stuck work: its name shows whose page it is
     ("audits:page", "", "mark"),
+    ("evaluations:leaderboard", "", "mark"),
     ("reviewer:dashboard", "", "mark"),
     ("reviewer:examine_home", "", "mark"),
     ("reviewer:revise_list", "", "mark"),

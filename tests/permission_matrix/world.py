@@ -125,6 +125,32 @@ def build_project(*, mark: str, name: str, slug: str, annotator, examiner, revis
     o["release"] = stored_release(project, version=f"{mark}-1", by=admin)
     # Deleted by the matrix's DELETE and POST …/delete/ cases, so the release the reads use stays.
     o["release_doomed"] = stored_release(project, version=f"{mark}-doomed", by=admin)
+    # A finished evaluation run on the release, with one prediction (the leaderboard shows its name).
+    from evaluations.models import EvaluationRun, Outcome, Prediction
+
+    o["evaluation"] = EvaluationRun.objects.create(
+        project=project,
+        release=o["release"],
+        file="generic/test.jsonl",
+        name=f"{mark} model run",
+        model=f"{mark}-model",
+        protocol="frames",
+        status="finished",
+        summary={"items": 1, "scored": 1, "failed": 0, "accuracy": 1.0, "se": None, "clusters": 1, "groups": {}},
+        finished_at=timezone.now(),
+    )
+    Prediction.objects.create(
+        run=o["evaluation"],
+        index=0,
+        record_id=f"{mark}-record",
+        mcq=o["mcq"],
+        video=f"{mark}-video",
+        option_count=4,
+        correct_index=0,
+        outcome=Outcome.ANSWERED,
+        chosen_index=0,
+        score=1.0,
+    )
     # People: a member (the annotator) whose roles the admin changes, and an open invitation.
     o["member"] = annotator
     o["invitation"] = Invitation.objects.create(
