@@ -8,6 +8,7 @@ from . import (
     curation,
     docs_views,
     errors,
+    evaluations,
     ingest,
     jobs,
     mcqs,
@@ -110,6 +111,36 @@ urlpatterns = [
         "projects/<slug:slug>/assignments/<int:assignment_id>/reassign/",
         queues.AssignmentReassignApi.as_view(),
         name="assignment-reassign",
+    ),
+    path(
+        "projects/<slug:slug>/evaluations/",
+        route_methods(evaluations.EvaluationListApi, evaluations.EvaluationCreateApi).as_view(),
+        name="evaluation-list",
+    ),
+    path(
+        "projects/<slug:slug>/evaluations/compare/",
+        evaluations.EvaluationCompareApi.as_view(),
+        name="evaluation-compare",
+    ),
+    path(
+        "projects/<slug:slug>/evaluations/<int:run_id>/",
+        evaluations.EvaluationDetailApi.as_view(),
+        name="evaluation-detail",
+    ),
+    path(
+        "projects/<slug:slug>/evaluations/<int:run_id>/predictions/",
+        evaluations.PredictionListApi.as_view(),
+        name="evaluation-predictions",
+    ),
+    path(
+        "projects/<slug:slug>/evaluations/<int:run_id>/cancel/",
+        evaluations.EvaluationCancelApi.as_view(),
+        name="evaluation-cancel",
+    ),
+    path(
+        "projects/<slug:slug>/evaluations/<int:run_id>/resume/",
+        evaluations.EvaluationResumeApi.as_view(),
+        name="evaluation-resume",
     ),
     path(
         "projects/<slug:slug>/releases/",

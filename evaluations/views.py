@@ -54,6 +54,7 @@ class RunForm(forms.Form):
     )
     frames = forms.IntegerField(label=gettext_lazy("Frames per video"), min_value=1, max_value=256, initial=8)
     base_url = forms.URLField(
+        assume_scheme="https",
         label=gettext_lazy("Endpoint base URL"),
         required=False,
         help_text=gettext_lazy("Empty: the project's model endpoint"),

@@ -104,3 +104,23 @@ def test_text_only_baseline_and_refusals(release, fake_openai):
     with pytest.raises(EvaluationRefused, match="multi-video"):
         evaluation_start(project=release.project, release=release, model="m", protocol=Protocol.MULTI_VIDEO)
     assert json.dumps(run.summary)  # stored as JSON
+
+
+def test_the_command_runs_shows_and_compares(release, fake_openai, capsys):
+    from django.core.management import call_command
+
+    fake_openai.set_default(responder)
+    call_command("evaluate", "run", release.project.slug, "v1", "--model", "model-a", "--frames", "2")
+    call_command("evaluate", "run", release.project.slug, "v1", "--model", "model-b", "--frames", "2")
+    out = capsys.readouterr().out
+    assert "accuracy 0.5000, SE 0.1179 clustered over 2 videos" in out
+    a, b = EvaluationRun.objects.order_by("pk")
+    call_command("evaluate", "compare", str(a.pk), str(b.pk))
+    assert "McNemar p = 1 (1 vs 1)" in capsys.readouterr().out
+    calls = len(fake_openai.requests("chat"))
+    call_command("evaluate", "resume", str(a.pk))
+    assert len(fake_openai.requests("chat")) == calls
+    capsys.readouterr()
+    call_command("evaluate", "show", str(a.pk), "--json")
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["accuracy"] == 0.5 and shown["status"] == "finished"
