@@ -22,8 +22,12 @@ GROUPS = ("category", "level", "duration_group")
 DETECT_POINTS = 2  # the difference the compare page asks about: 2 points of accuracy
 
 
-def _figure(mean: ClusteredMean) -> dict:
+def _figure(mean: ClusteredMean, *, bounds: tuple[float, float] = (0.0, 1.0)) -> dict:
+    """A mean as stored and shown; its normal interval kept within what the mean can be (an accuracy
+    within [0, 1], a difference of two within [−1, 1])."""
     interval = mean.interval
+    if interval:
+        interval = (max(bounds[0], interval[0]), min(bounds[1], interval[1]))
     return {
         "n": mean.n,
         "clusters": mean.clusters,
@@ -124,7 +128,7 @@ def compare_runs(a: EvaluationRun, b: EvaluationRun, *, resamples: int = 2000, s
         common=len(common),
         accuracy_a=sum(xs) / len(xs) if xs else None,
         accuracy_b=sum(ys) / len(ys) if ys else None,
-        difference=_figure(diff),
+        difference=_figure(diff, bounds=(-1.0, 1.0)),
         mcnemar=(
             {"a_only": paired.mcnemar.a_only, "b_only": paired.mcnemar.b_only, "p_value": paired.mcnemar.p_value}
             if paired.mcnemar

@@ -74,6 +74,10 @@ class RunForm(forms.Form):
         self.fields["release"].queryset = DatasetRelease.objects.filter(project=project, status=ReleaseStatus.READY)
 
 
+def _latest_release(project):
+    return DatasetRelease.objects.filter(project=project, status=ReleaseStatus.READY).order_by("-created_at").first()
+
+
 def _chart(runs):
     rows = [r for r in runs if r.summary.get("accuracy") is not None][:20]
     if not rows:
@@ -105,7 +109,7 @@ def leaderboard_page(request, slug):
             "ranked": ranked,
             "others": others.select_related("release", "job"),
             "chart": _chart(ranked),
-            "form": RunForm(project=project) if is_admin else None,
+            "form": RunForm(project=project, initial={"release": _latest_release(project)}) if is_admin else None,
             "is_admin": is_admin,
             "runs": EvaluationRun.objects.filter(project=project).select_related("release"),
             "has_release": DatasetRelease.objects.filter(project=project, status=ReleaseStatus.READY).exists(),

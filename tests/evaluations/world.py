@@ -86,7 +86,12 @@ def build_release(tmp_path, settings):
         mcq.moments.create(video=videos[video], time_s=0.5, frame_index=12, order=0)
     built = release_build(
         release=release_create(
-            project=project, by=admin, version="v1", formats=["longvideobench"], filters={"include_media": False}
+            project=project,
+            by=admin,
+            version="v1",
+            formats=["longvideobench"],
+            filters={"include_media": False},
+            enqueue=False,  # built here; a worker must not build it again meanwhile
         )
     )
     assert built.status == "ready", built.validation_errors
