@@ -18,7 +18,8 @@ Requests to one endpoint are limited to LLM_CONCURRENCY at once across all proce
 
 Tuning settings (all optional; read from Django settings, else the environment):
 LLM_MAX_ATTEMPTS (4), LLM_RETRY_BASE_S (1.0), LLM_RETRY_MAX_S (30), LLM_RETRY_AFTER_MAX_S (120),
-LLM_CONCURRENCY (4; 0 = unlimited), LLM_CONCURRENCY_PER_ENDPOINT ({url: n}), LLM_SLOT_WAIT_S
+LLM_CONCURRENCY (4; 0 = unlimited), LLM_CONCURRENCY_PER_ENDPOINT ({url: n}), LLM_SLOT_LEASE_S (how long a
+slot a dead process held stays taken; default the call's timeout + 60 s), LLM_SLOT_WAIT_S
 (900), LLM_TRANSCRIBE_MAX_BYTES (25 MB), plus LLM_TIMEOUT_S and the LLM_*_MODEL defaults.
 """
 
@@ -228,7 +229,8 @@ class _Exchange:
         max_attempts = self.max_attempts or max(1, int(_setting("LLM_MAX_ATTEMPTS", 4)))
         limit = _concurrency_limit(self.endpoint)
         wait_s = float(_setting("LLM_SLOT_WAIT_S", 900.0))
-        lease_s = self.timeout_s + 60
+        # A slot a dead worker held frees itself after this long: the longest a live call can hold it.
+        lease_s = float(_setting("LLM_SLOT_LEASE_S", 0.0)) or self.timeout_s + 60
         for n in range(1, max_attempts + 1):
             self.attempts += 1
             started = time.monotonic()

@@ -373,6 +373,8 @@ LLM_RETRY_AFTER_MAX_S = env.float("LLM_RETRY_AFTER_MAX_S", default=120.0)
 LLM_CONCURRENCY = env.int("LLM_CONCURRENCY", default=4)
 LLM_CONCURRENCY_PER_ENDPOINT = env.json("LLM_CONCURRENCY_PER_ENDPOINT", default={})
 LLM_SLOT_WAIT_S = env.float("LLM_SLOT_WAIT_S", default=900.0)
+# 0: a call's timeout + 60 s. How long a slot held by a process that died stays taken.
+LLM_SLOT_LEASE_S = env.float("LLM_SLOT_LEASE_S", default=0.0)
 LLM_TRANSCRIBE_MAX_BYTES = env.int("LLM_TRANSCRIBE_MAX_BYTES", default=25 * 1024 * 1024)
 # USD per million tokens by model family, e.g. {"gpt-4o": {"input": 2.5, "output": 10}}; see llm/pricing.py.
 LLM_PRICES = env.json("LLM_PRICES", default={})
