@@ -20,6 +20,7 @@ from audits.services import audit_send_to_review, probe_run_start
 from audits.static_checks import project_static_audit
 from projects.permissions import Action, get_project_or_404
 
+from .errors import ErrorResponseSerializer
 from .fields import JsonCharField, JsonIntegerField
 from .jobs import SLUG, JobProgressSerializer
 from .mixins import ApiAuthMixin
@@ -185,7 +186,13 @@ class ProbeRunCreateApi(ApiAuthMixin, APIView):
         tags=["audit"],
         parameters=[SLUG],
         request=InputSerializer,
-        responses={202: OpenApiResponse(ProbeRunSerializer, description="The run, queued.")},
+        responses={
+            202: OpenApiResponse(ProbeRunSerializer, description="The run, queued."),
+            409: OpenApiResponse(
+                ErrorResponseSerializer,
+                description="`no_model_endpoint`: nowhere to send the calls; `job_already_running`.",
+            ),
+        },
     )
     def post(self, request, slug):
         project = get_project_or_404(request.user, slug, Action.ADMINISTER)

@@ -18,6 +18,7 @@ from evaluations.selectors import ACTIVE, compare_runs, run_summary
 from projects.permissions import Action, get_project_or_404
 from releases.models import DatasetRelease
 
+from .errors import ErrorResponseSerializer
 from .fields import JsonBooleanField, JsonCharField, JsonIntegerField
 from .jobs import SLUG, JobProgressSerializer
 from .mixins import ApiAuthMixin
@@ -114,7 +115,12 @@ class EvaluationCreateApi(ApiAuthMixin, APIView):
         tags=["evaluations"],
         parameters=[SLUG],
         request=InputSerializer,
-        responses={202: OpenApiResponse(EvaluationRunSerializer, description="The run, queued.")},
+        responses={
+            202: OpenApiResponse(EvaluationRunSerializer, description="The run, queued."),
+            409: OpenApiResponse(
+                ErrorResponseSerializer, description="`no_model_endpoint`: nowhere to send the calls."
+            ),
+        },
     )
     def post(self, request, slug):
         project = get_project_or_404(request.user, slug, Action.ADMINISTER)
@@ -222,7 +228,13 @@ class EvaluationResumeApi(EvaluationActApi):
         tags=["evaluations"],
         parameters=[SLUG, RUN_ID],
         request=None,
-        responses={202: EvaluationRunSerializer},
+        responses={
+            202: EvaluationRunSerializer,
+            409: OpenApiResponse(
+                ErrorResponseSerializer,
+                description="`job_already_running`: the run is queued or running; `no_model_endpoint`.",
+            ),
+        },
     )
     def post(self, request, slug, run_id):
         return super().post(request, slug, run_id)

@@ -41,6 +41,10 @@ can state, so positive_data_acceptance also expects the documented refusal statu
 - POST invitations/: Django's e-mail validation is stricter than the `email` format the schema states (400).
 - PATCH settings/: the editable taxonomies' rows need unique codes, and some numbers bound others (400).
 - POST auth/token/: random credentials are wrong credentials (401), and many of them are throttled (429).
+- POST audit/probe-runs/ and evaluations/ (and …/resume/): the MCQ ids, the release and its file name
+  other rows and files (400), and a project with no model endpoint cannot start one (409);
+  audit/send-to-review/ names MCQs of this project (400); benchmark-imports/ reads a zip or a server
+  folder whose content has rules (400/413/422) and refuses a file imported before (409).
 
 Budget: coverage and fuzzing phases (fuzzing only for the annotator on admin-only operations, which
 answer 403 before reading any input), five fuzzed examples per operation, one worker per run, the
@@ -122,6 +126,12 @@ SEMANTIC_REFUSALS = {
     "POST /api/projects/{slug}/invitations/": [400],
     "PATCH /api/projects/{slug}/settings/": [400],
     "POST /api/auth/token/": [401, 429],
+    "POST /api/projects/{slug}/audit/probe-runs/": [400, 409],
+    "POST /api/projects/{slug}/audit/send-to-review/": [400],
+    "POST /api/projects/{slug}/benchmark-imports/": [400, 409, 413, 422],
+    "POST /api/projects/{slug}/evaluations/": [400, 409],
+    "POST /api/projects/{slug}/evaluations/{run_id}/resume/": [400, 409],
+    "POST /api/projects/{slug}/evaluations/{run_id}/cancel/": [],
 }
 # The items' operations are any member's (each refuses what the caller's roles may not do), not the admin's.
 MEMBER_OPERATIONS = ("/chains/", "/chain-pairs/", "/mcqs/")
@@ -185,6 +195,7 @@ def _config(path: Path, world, doomed: dict, *, admin: bool, slug: str = "") -> 
         # The reviser: the admin running changes their roles, not the admin's own or the annotator's.
         f'"path.user_id" = {world.users["reviser"].pk}',
         f'"path.invitation_id" = {p.id("invitation")}',
+        f'"path.run_id" = {p.id("evaluation")}',
         "",
     ]
     for name in sorted({*SEMANTIC_REFUSALS, *ADMIN_ONLY}):
