@@ -17,7 +17,7 @@ import time
 
 from bench.figure import BenchContext, Figure, Measurement
 
-from .drafts import _source_video, _start_fake_server
+from .drafts import _source_video, fake_model
 
 MCQS = 60  # at scale 1; 5 calls each: 3 text-only orders, 1 single frame, 1 options-only
 CONCURRENCY = 4
@@ -57,34 +57,18 @@ def _project(mcqs: int):
 
 
 def measure_audit_overhead(ctx: BenchContext) -> Measurement:
-    from django.conf import settings
-
     from audits.probes import probe_run_execute
     from audits.services import probe_run_start
-    from llm.client import forget_endpoints
     from llm.models import CallOutcome, LLMCall
-    from tests.fakes.openai_server import FakeOpenAIRemote, Reply
+    from tests.fakes.openai_server import Reply
 
     mcqs = max(2 * CONCURRENCY, round(MCQS * ctx.scale))
     project = _project(mcqs)
-    names = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "LLM_CONCURRENCY", "LLM_CONCURRENCY_PER_ENDPOINT"]
-    saved = {name: getattr(settings, name) for name in names}
-    server, base_url = _start_fake_server(LATENCY_MS)
-    try:
-        FakeOpenAIRemote(base_url).script(None, [Reply.text("Answer: B")], repeat=True)
-        settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY = base_url, "sk-bench"
-        settings.LLM_CONCURRENCY, settings.LLM_CONCURRENCY_PER_ENDPOINT = CONCURRENCY, {}
-        forget_endpoints()
+    with fake_model(latency_ms=LATENCY_MS, concurrency=CONCURRENCY, reply=Reply.text("Answer: B")):
         run = probe_run_start(project=project, probes=PROBES, enqueue=False)
         started = time.perf_counter()
         counts = probe_run_execute(run=run)
         measured_s = time.perf_counter() - started
-    finally:
-        server.terminate()
-        server.wait(10)
-        for name, value in saved.items():
-            setattr(settings, name, value)
-        forget_endpoints()
     calls = mcqs * 5
     if counts["asked"] != calls or counts["failed"]:
         raise RuntimeError(f"probe run: {counts}, expected {calls} calls and no failure")

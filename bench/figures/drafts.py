@@ -14,6 +14,7 @@ import math
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench.figure import BenchContext, Figure, Measurement
@@ -95,31 +96,44 @@ def _start_fake_server(latency_ms: int = LATENCY_MS) -> tuple[subprocess.Popen, 
     return proc, line.split("listening on ", 1)[1]
 
 
-def measure_draft_overhead(ctx: BenchContext) -> Measurement:
+@contextmanager
+def fake_model(*, latency_ms: int, concurrency: int, reply=None):
+    """The fake OpenAI server in its own process, the LLM layer pointed at it with `concurrency`, and
+    every setting put back afterwards. `reply` (a Reply) answers every request when given."""
     from django.conf import settings
 
-    from annotator.drafts import draft_step_run
     from llm.client import forget_endpoints
-    from llm.models import CallOutcome, LLMCall
 
-    clips = max(2 * CONCURRENCY, round(CLIPS * ctx.scale))
-    project = _project(clips)
     names = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "LLM_CONCURRENCY", "LLM_CONCURRENCY_PER_ENDPOINT"]
     saved = {name: getattr(settings, name) for name in names}
-    server, base_url = _start_fake_server()
+    server, base_url = _start_fake_server(latency_ms)
     try:
+        if reply is not None:
+            from tests.fakes.openai_server import FakeOpenAIRemote
+
+            FakeOpenAIRemote(base_url).script(None, [reply], repeat=True)
         settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY = base_url, "sk-bench"
-        settings.LLM_CONCURRENCY, settings.LLM_CONCURRENCY_PER_ENDPOINT = CONCURRENCY, {}
+        settings.LLM_CONCURRENCY, settings.LLM_CONCURRENCY_PER_ENDPOINT = concurrency, {}
         forget_endpoints()
-        started = time.perf_counter()
-        summary = draft_step_run(project=project, step="chains")
-        measured_s = time.perf_counter() - started
+        yield base_url
     finally:
         server.terminate()
         server.wait(10)
         for name, value in saved.items():
             setattr(settings, name, value)
         forget_endpoints()
+
+
+def measure_draft_overhead(ctx: BenchContext) -> Measurement:
+    from annotator.drafts import draft_step_run
+    from llm.models import CallOutcome, LLMCall
+
+    clips = max(2 * CONCURRENCY, round(CLIPS * ctx.scale))
+    project = _project(clips)
+    with fake_model(latency_ms=LATENCY_MS, concurrency=CONCURRENCY):
+        started = time.perf_counter()
+        summary = draft_step_run(project=project, step="chains")
+        measured_s = time.perf_counter() - started
     if summary.created != clips or summary.failed:
         raise RuntimeError(f"drafted {summary.created} of {clips} chains; failed: {summary.failed[:3]}")
     calls = LLMCall.objects.filter(project=project)

@@ -13,7 +13,7 @@ import time
 
 from bench.figure import BenchContext, Figure, Measurement
 
-from .drafts import _source_video, _start_fake_server
+from .drafts import _source_video, fake_model
 
 MCQS = 1000  # at scale 1
 VIDEOS = 20
@@ -77,34 +77,18 @@ def _release(mcqs: int):
 
 
 def measure_eval_overhead(ctx: BenchContext) -> Measurement:
-    from django.conf import settings
-
     from evaluations.runs import evaluation_execute, evaluation_start
-    from llm.client import forget_endpoints
-    from tests.fakes.openai_server import FakeOpenAIRemote, Reply
+    from tests.fakes.openai_server import Reply
 
     mcqs = max(2 * CONCURRENCY, round(MCQS * ctx.scale))
     project, release = _release(mcqs)
     if release.status != "ready":
         raise RuntimeError(f"the benchmark release did not build: {release.validation_errors[:3]}")
-    names = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "LLM_CONCURRENCY", "LLM_CONCURRENCY_PER_ENDPOINT"]
-    saved = {name: getattr(settings, name) for name in names}
-    server, base_url = _start_fake_server(LATENCY_MS)
-    try:
-        FakeOpenAIRemote(base_url).script(None, [Reply.text("B")], repeat=True)
-        settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY = base_url, "sk-bench"
-        settings.LLM_CONCURRENCY, settings.LLM_CONCURRENCY_PER_ENDPOINT = CONCURRENCY, {}
-        forget_endpoints()
+    with fake_model(latency_ms=LATENCY_MS, concurrency=CONCURRENCY, reply=Reply.text("B")):
         run = evaluation_start(project=project, release=release, model="bench-model", frames=FRAMES, enqueue=False)
         started = time.perf_counter()
         summary = evaluation_execute(run=run)
         measured_s = time.perf_counter() - started
-    finally:
-        server.terminate()
-        server.wait(10)
-        for name, value in saved.items():
-            setattr(settings, name, value)
-        forget_endpoints()
     if summary["scored"] != mcqs or summary["failed"]:
         raise RuntimeError(f"evaluation: {summary['scored']} of {mcqs} scored, {summary['failed']} failed")
     ideal_s = math.ceil(mcqs / CONCURRENCY) * LATENCY_MS / 1000
