@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import posixpath
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from django.core.files.storage import default_storage
 from django.utils.translation import gettext as _
@@ -30,6 +31,7 @@ QUESTION_DIRS = {
     "generic/": "generic",
 }
 DEFAULT_PROTOCOL = {
+    "svbench": Protocol.SV_STREAMING,
     "longvideobench": Protocol.FRAMES_SUBTITLES,
     "mvpbench": Protocol.MULTI_VIDEO,
     "livibench": Protocol.LIVE,
@@ -43,12 +45,14 @@ class ItemsRefused(Refused):
 
 @dataclass(frozen=True)
 class EvalItem:
+    """One question: multiple choice (options and the correct index) or open (a reference answer)."""
+
     index: int
     record_id: str
     mcq_id: int | None
     question: str
     options: tuple[str, ...]
-    correct_index: int
+    correct_index: int | None
     videos: tuple[str, ...]  # file names under the release's videos/ (or the project's videos' names)
     category: str = ""
     level: str = ""
@@ -57,15 +61,35 @@ class EvalItem:
     asr_file: str = ""  # LiViBench
     comments_file: str = ""
     extras: dict = field(default_factory=dict)
+    # An open question (SVBench): its reference answer, its chain and turn, the chain's end time.
+    reference: str = ""
+    chain: str = ""
+    turn: int = 0
+    end_s: float | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return not self.options
 
     @property
     def cluster(self) -> str:
         return self.videos[0] if self.videos else self.record_id
 
 
+SVBENCH_DIALOGUE = "svbench/Dialogue"
+
+
 def question_files(release) -> list[str]:
-    """The release's files of questions, LongVideoBench first (the format's own loader reads those)."""
+    """The release's files of questions, LongVideoBench first (the format's own loader reads those);
+    SVBench's questions are a folder of Dialogue files (one per video; `_EN`/`_ZH` sub-folders)."""
     found = []
+    dialogue = sorted(
+        {
+            posixpath.dirname(f["path"])
+            for f in release.files or []
+            if f["path"].startswith(SVBENCH_DIALOGUE + "/") and f["path"].endswith(".json")
+        }
+    )
     for f in release.files or []:
         path = f["path"]
         for prefix, fmt in QUESTION_DIRS.items():
@@ -80,10 +104,12 @@ def question_files(release) -> list[str]:
             ):
                 found.append(path)
     order = list(QUESTION_DIRS.values())
-    return sorted(found, key=lambda p: (order.index(QUESTION_DIRS[p.split("/")[0] + "/"]), p))
+    return sorted(found, key=lambda p: (order.index(QUESTION_DIRS[p.split("/")[0] + "/"]), p)) + dialogue
 
 
 def file_format(file: str) -> str:
+    if file.startswith(SVBENCH_DIALOGUE):
+        return "svbench"
     return QUESTION_DIRS[file.split("/")[0] + "/"]
 
 
@@ -107,6 +133,8 @@ def load_items(release, file: str) -> list[EvalItem]:
             % {"file": file, "version": release.version}
         )
     fmt = file_format(file)
+    if fmt == "svbench":
+        return _svbench_items(release, file)
     records = _records(release, file)
     linked = (release.manifest or {}).get("items", {}).get(file, [])
     items: list[EvalItem] = []
@@ -121,6 +149,42 @@ def load_items(release, file: str) -> list[EvalItem]:
         raise ItemsRefused(
             _("%(file)s holds no question with an answer (a test-style release cannot be scored).") % {"file": file}
         )
+    return items
+
+
+def _svbench_items(release, folder: str) -> list[EvalItem]:
+    """Every question of every chain of every video's Dialogue file, in video name and chain order."""
+    files = sorted(
+        f["path"] for f in release.files or [] if posixpath.dirname(f["path"]) == folder and f["path"].endswith(".json")
+    )
+    items: list[EvalItem] = []
+    for path in files:
+        video = PurePosixPath(path).stem
+        for c, element in enumerate(_records(release, path)):
+            chain = element.get("chain") or {}
+            answers = chain.get("answers")
+            if answers is None:
+                raise ItemsRefused(
+                    _("%(file)s holds no answers (a test-style release cannot be scored).") % {"file": path}
+                )
+            for t, (question, answer) in enumerate(zip(chain.get("questions", []), answers, strict=False)):
+                items.append(
+                    EvalItem(
+                        index=len(items),
+                        record_id=f"{video}#{c}.{t}",
+                        mcq_id=None,
+                        question=question,
+                        options=(),
+                        correct_index=None,
+                        videos=(video,),
+                        reference=answer,
+                        chain=f"{video}#{c}",
+                        turn=t,
+                        end_s=float(element.get("qac_timestamps_end") or 0.0) or None,
+                    )
+                )
+    if not items:
+        raise ItemsRefused(_("%(file)s holds no question.") % {"file": folder})
     return items
 
 

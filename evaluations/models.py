@@ -23,6 +23,8 @@ class Protocol(models.TextChoices):
     FRAMES_SUBTITLES = "frames_subtitles", _("Frames interleaved with the subtitles of their time")
     MULTI_VIDEO = "multi_video", _("Each video's frames in order, one placeholder per video")
     LIVE = "live", _("Frames, speech and real-time comments")
+    SV_STREAMING = "sv_streaming", _("A chain's turns as one conversation, frames up to the chain's end (SVBench)")
+    SV_SINGLE = "sv_single", _("Each question alone, frames up to its chain's end (SVBench)")
     TEXT_ONLY = "text_only", _("The question alone (no video: a blind baseline)")
 
 
@@ -92,16 +94,24 @@ class Prediction(models.Model):
     category = models.CharField(max_length=60, blank=True)
     level = models.CharField(max_length=40, blank=True)
     duration_group = models.CharField(max_length=20, blank=True)
-    option_count = models.PositiveSmallIntegerField()
-    correct_index = models.PositiveSmallIntegerField()
+    # Multiple choice; null for an open question (SVBench), scored by the judge against its reference.
+    option_count = models.PositiveSmallIntegerField(null=True, blank=True)
+    correct_index = models.PositiveSmallIntegerField(null=True, blank=True)
     outcome = models.CharField(max_length=12, choices=Outcome.choices)
     chosen_index = models.PositiveSmallIntegerField(null=True, blank=True)
-    score = models.FloatField(null=True, blank=True, help_text="1 right, 0 wrong or unreadable, null when failed")
+    score = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="1 right, 0 wrong or unreadable; an open answer's overall ÷ 100; null when failed",
+    )
+    # An open answer's judge scores, 0–100 per SVBench evaluation dimension.
+    dimensions = models.JSONField(default=dict, blank=True)
     method = models.CharField(max_length=12, blank=True)
     reply = models.TextField(blank=True)
     reason = models.TextField(blank=True)
     call = models.ForeignKey(LLMCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     extract_call = models.ForeignKey(LLMCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    judge_call = models.ForeignKey(LLMCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

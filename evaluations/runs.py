@@ -29,7 +29,7 @@ from django.utils.translation import gettext as _
 from jobs.models import BackgroundJob
 from jobs.services import job_create, job_progress
 from llm.answers import answer_choice, options_block
-from llm.client import LLMError, Turn, chat_text
+from llm.client import LLMError, Turn, chat_json, chat_text
 from llm.clip_context import seconds_text
 from llm.endpoints import Endpoint, endpoint_require
 from llm.frames import FrameSamplingError, sample_frames
@@ -46,6 +46,9 @@ from .models import EvaluationRun, Outcome, Prediction, Protocol, RunStatus
 log = logging.getLogger(__name__)
 
 EVAL_TASK = "evaluations.run"
+SV_PROTOCOLS = (Protocol.SV_STREAMING, Protocol.SV_SINGLE)
+JUDGE_STEP = "answer_judge"
+OPEN_INSTRUCTION = "Answer the question about the video in one or two sentences."
 STEP = "evaluate"
 ANSWER_INSTRUCTION = "Answer with the option's letter from the given choices directly."
 REPLY_KEEP = 2000
@@ -101,6 +104,14 @@ def evaluation_start(
         raise EvaluationRefused(_("Unknown protocol %(p)s.") % {"p": protocol})
     if protocol == Protocol.MULTI_VIDEO and file_format(file) != "mvpbench":
         raise EvaluationRefused(_("The multi-video protocol is MVPBench's."))
+    open_questions = file_format(file) == "svbench"
+    if open_questions != (protocol in SV_PROTOCOLS) and protocol != Protocol.TEXT_ONLY:
+        raise EvaluationRefused(
+            _(
+                "SVBench's open questions take the streaming or single-question protocol (or text only); "
+                "other files take the others."
+            )
+        )
     if not 1 <= int(frames) <= 256:
         raise EvaluationRefused(_("Frames per video: 1 to 256."))
     if not base_url:
@@ -200,6 +211,29 @@ class _Media:
                 self.frames.popitem(last=False)
         return frames
 
+    def frames_until(self, file_name: str, end_s: float | None) -> list[tuple[float, bytes]]:
+        """The run's frames over [0, end_s] of a video (what a streaming viewer has seen by then)."""
+        video = self.video(file_name)
+        end = min(end_s or video.duration_s or 0.0, video.duration_s or end_s or 0.0)
+        if end <= 0:
+            return self.video_frames(file_name)
+        key = f"{file_name}@{end:.3f}"
+        with self.lock:
+            if key in self.frames:
+                self.frames.move_to_end(key)
+                return self.frames[key]
+        name = video.proxy.name if video.proxy else video.original.name
+        count = self.run.frames
+        with local_path(name) as path:
+            images = sample_frames(path, 0.0, end, count=count, max_side_px=self.project.frame_max_side_px)
+        step = end / count
+        frames = [((i + 0.5) * step, image) for i, image in enumerate(images)]
+        with self.lock:
+            self.frames[key] = frames
+            while len(self.frames) > FRAME_CACHE_VIDEOS:
+                self.frames.popitem(last=False)
+        return frames
+
     def release_json(self, path: str):
         with self.lock:
             if path in self.texts:
@@ -228,6 +262,11 @@ def _question_block(item: EvalItem, labels: list[str] | None = None) -> str:
 def prompt_parts(run: EvaluationRun, item: EvalItem, media: _Media) -> tuple:
     """The user message of one question under the run's protocol: texts and frames in order."""
     protocol = run.protocol
+    if item.is_open:
+        text = f"{item.question}\n{OPEN_INSTRUCTION}"
+        if protocol == Protocol.TEXT_ONLY:
+            return (text,)
+        return (*[image for _t, image in media.frames_until(item.videos[0], item.end_s)], text)
     if protocol == Protocol.TEXT_ONLY:
         return (_question_block(item),)
     if protocol == Protocol.MULTI_VIDEO:
@@ -306,6 +345,78 @@ def _ask(run: EvaluationRun, item: EvalItem, parts: tuple) -> dict:
     }
 
 
+def _judge(run: EvaluationRun, item: EvalItem, answer: str, history: list[tuple[str, str]]) -> dict:
+    """The judge's scores of an open answer against the reference (SVBench's dimensions)."""
+    lines = "\n".join(f"Q: {q}\nA: {a}" for q, a in history) or "(none)"
+    try:
+        result = chat_json(
+            project=run.project,
+            step=JUDGE_STEP,
+            template_key=JUDGE_STEP,
+            context={"history": lines, "question": item.question, "reference": item.reference, "answer": answer},
+            params={"temperature": 0},
+        )
+    except LLMError as exc:
+        return {
+            "outcome": Outcome.FAILED,
+            "reason": f"the judge failed: {exc.message}",
+            "judge_call_id": exc.call.pk if exc.call else None,
+        }
+    scores = result.parsed["scores"]
+    return {
+        "outcome": Outcome.ANSWERED,
+        "score": scores["overall"] / 100,
+        "dimensions": scores,
+        "judge_call_id": result.call.pk,
+    }
+
+
+def _ask_open(run: EvaluationRun, items: list[EvalItem], frames: tuple, kept: dict[int, str]) -> list[dict]:
+    """Open questions: one alone (single-question), or a chain's turns as one conversation (streaming),
+    the turns already answered replayed from their stored replies rather than asked again."""
+    results: list[dict] = []
+    turns: list[Turn] = []
+    history: list[tuple[str, str]] = []
+    streaming = run.protocol == Protocol.SV_STREAMING
+    for n, item in enumerate(items):
+        text = f"{item.question}\n{OPEN_INSTRUCTION}"
+        first = n == 0 or not streaming
+        user = Turn("user", parts=(*frames, text)) if first and frames else Turn("user", text)
+        conversation = [*turns, user] if streaming else [user]
+        if item.index in kept:
+            reply = kept[item.index]
+        else:
+            try:
+                answered = chat_text(
+                    project=run.project,
+                    step=STEP,
+                    system="",
+                    turns=conversation,
+                    model=run.model,
+                    endpoint=_run_endpoint(run),
+                    params={"temperature": 0},
+                )
+            except LLMError as exc:
+                # The rest of a conversation cannot go on without this answer: all fail, all asked again.
+                for rest in items[n:]:
+                    if rest.index not in kept:
+                        results.append(
+                            {
+                                "item": rest,
+                                "outcome": Outcome.FAILED,
+                                "reason": exc.message,
+                                "call_id": exc.call.pk if exc.call else None,
+                            }
+                        )
+                return results
+            reply = answered.text
+            verdict = _judge(run, item, reply, history if streaming else [])
+            results.append({"item": item, "reply": reply[:REPLY_KEEP], "call_id": answered.call.pk, **verdict})
+        turns = [*conversation, Turn("assistant", reply)]
+        history.append((item.question, reply))
+    return results
+
+
 def _save(run: EvaluationRun, result: dict) -> None:
     item: EvalItem = result["item"]
     Prediction.objects.update_or_create(
@@ -318,8 +429,10 @@ def _save(run: EvaluationRun, result: dict) -> None:
             "category": item.category,
             "level": item.level,
             "duration_group": item.duration_group,
-            "option_count": len(item.options),
+            "option_count": len(item.options) or None,
             "correct_index": item.correct_index,
+            "dimensions": result.get("dimensions", {}),
+            "judge_call_id": result.get("judge_call_id"),
             "outcome": result["outcome"],
             "chosen_index": result.get("chosen_index"),
             "score": result.get("score"),
@@ -350,33 +463,63 @@ def evaluation_execute(*, run: EvaluationRun, progress=None) -> dict:
     run.status = RunStatus.RUNNING
     run.save(update_fields=["status"])
     items = load_items(run.release, run.file)
-    answered = set(Prediction.objects.filter(run=run).exclude(outcome=Outcome.FAILED).values_list("index", flat=True))
-    todo = [item for item in items if item.index not in answered]
+    kept = dict(Prediction.objects.filter(run=run).exclude(outcome=Outcome.FAILED).values_list("index", "reply"))
+    todo = [item for item in items if item.index not in kept]
     media = _Media(run)
     stop = threading.Event()
     counts = {"asked": 0, "failed": 0}
     total = len(todo)
     if progress:
-        progress(0, total, f"{len(answered)} answers kept, {total} questions to ask")
+        progress(0, total, f"{len(kept)} answers kept, {total} questions to ask")
 
     def failure(item: EvalItem, exc: BaseException) -> dict:
         if not isinstance(exc, FrameSamplingError):
             log.error("an evaluation item failed unexpectedly", exc_info=exc)
         return {"item": item, "outcome": Outcome.FAILED, "reason": f"{type(exc).__name__}: {exc}"}
 
-    def done(result: dict) -> None:
-        with transaction.atomic():
-            _save(run, result)
-        counts["asked"] += 1
-        counts["failed"] += result["outcome"] == Outcome.FAILED
-        if counts["asked"] % 10 == 0 and EvaluationRun.objects.filter(pk=run.pk, cancel_requested=True).exists():
+    def done(result) -> None:
+        for one in result if isinstance(result, list) else [result]:
+            with transaction.atomic():
+                _save(run, one)
+            counts["asked"] += 1
+            counts["failed"] += one["outcome"] == Outcome.FAILED
+        if EvaluationRun.objects.filter(pk=run.pk, cancel_requested=True).exists():
             stop.set()
         if progress:
             progress(
                 counts["asked"], total, f"{counts['asked']} of {total} questions asked ({counts['failed']} failed)"
             )
 
-    if not EvaluationRun.objects.filter(pk=run.pk, cancel_requested=True).exists():
+    cancelled = EvaluationRun.objects.filter(pk=run.pk, cancel_requested=True).exists()
+    if cancelled or not todo:
+        pass
+    elif todo[0].is_open:
+        # A unit is a chain (streaming: its turns are one conversation) or one question (single).
+        by_chain: dict[str, list[EvalItem]] = {}
+        for item in items:
+            by_chain.setdefault(item.chain if run.protocol == Protocol.SV_STREAMING else item.record_id, []).append(
+                item
+            )
+        units = [group for group in by_chain.values() if any(i.index not in kept for i in group)]
+
+        def prepare(group):
+            if run.protocol == Protocol.TEXT_ONLY:
+                return ()
+            return tuple(image for _t, image in media.frames_until(group[0].videos[0], group[-1].end_s))
+
+        def open_failure(group, exc):
+            return [failure(item, exc) for item in group if item.index not in kept]
+
+        run_parallel(
+            units,
+            prepare=prepare,
+            ask=lambda group, frames: _ask_open(run, group, frames, kept),
+            failure=open_failure,
+            done=done,
+            concurrency=evaluation_concurrency(run),
+            stop=stop,
+        )
+    else:
         run_parallel(
             todo,
             prepare=lambda item: prompt_parts(run, item, media),

@@ -41,7 +41,15 @@ def run_summary(run: EvaluationRun) -> dict:
     """The run's figures, as stored on it when it ends (and recomputed for a page while it runs)."""
     rows = list(
         Prediction.objects.filter(run=run).values_list(
-            "outcome", "score", "video", *GROUPS, "call_id", "extract_call_id"
+            "outcome",
+            "score",
+            "video",
+            *GROUPS,
+            "call_id",
+            "extract_call_id",
+            "judge_call_id",
+            "dimensions",
+            "record_id",
         )
     )
     scored = [r for r in rows if r[0] != Outcome.FAILED]
@@ -56,7 +64,22 @@ def run_summary(run: EvaluationRun) -> dict:
         groups[name] = [
             {"key": key, **_figure(clustered_mean(*buckets[key]))} for key in sorted(buckets) if len(buckets) > 1 or key
         ]
-    call_ids = [i for r in rows for i in r[6:8] if i]
+    call_ids = [i for r in rows for i in r[6:9] if i]
+    # Open answers (SVBench): each judge dimension's mean, and the mean over chains of their turns' mean.
+    dimensions: dict[str, dict] = {}
+    per_chain = None
+    judged = [r for r in scored if r[9]]
+    if judged:
+        for name in judged[0][9]:
+            values = [(r[9].get(name, 0) / 100, r[2]) for r in judged]
+            dimensions[name] = _figure(clustered_mean([v for v, _ in values], [c for _, c in values]))
+        chains: dict[str, list[float]] = defaultdict(list)
+        for r in judged:
+            chains[r[10].split(".")[0]].append(r[1])
+        names = sorted(chains)
+        per_chain = _figure(
+            clustered_mean([sum(chains[n]) / len(chains[n]) for n in names], [n.split("#")[0] for n in names])
+        )
     usage = LLMCall.objects.filter(pk__in=call_ids).aggregate(
         prompt=Sum("prompt_tokens"),
         completion=Sum("completion_tokens"),
@@ -74,6 +97,8 @@ def run_summary(run: EvaluationRun) -> dict:
         "missing": max(0, items - len(rows)),
         **_figure(overall),
         "groups": groups,
+        "dimensions": dimensions,
+        "per_chain": per_chain,
         "calls": len(call_ids),
         "prompt_tokens": usage["prompt"] or 0,
         "completion_tokens": usage["completion"] or 0,

@@ -205,7 +205,7 @@ def prediction_page(request, slug, run_id, index):
     project = get_project_or_404(request.user, slug)
     run = _run_or_404(project, run_id)
     prediction = get_object_or_404(
-        Prediction.objects.select_related("mcq", "call", "extract_call"), run=run, index=index
+        Prediction.objects.select_related("mcq", "call", "extract_call", "judge_call"), run=run, index=index
     )
     return render(request, "evaluations/prediction.html", {"project": project, "run": run, "p": prediction})
 

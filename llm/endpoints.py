@@ -24,7 +24,7 @@ from .models import ModelEndpoint, ModelUse
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 TRANSCRIBE_STEP = "transcribe"
-JUDGE_STEPS = frozenset({"judge"})
+JUDGE_STEPS = frozenset({"judge", "answer_judge"})
 PROBE_STEP_PREFIX = "probe"
 
 

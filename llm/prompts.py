@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from projects.taxonomies import CHAIN_JUDGE_DIMENSIONS, RELATION_TYPES
+from projects.taxonomies import ANSWER_EVAL_DIMENSIONS, CHAIN_JUDGE_DIMENSIONS, RELATION_TYPES
 
 from .models import PromptTemplate
 from .selectors import prompt_template_active
@@ -294,6 +294,29 @@ ANSWER_EXTRACT = TemplateSpec(
     schema=_object(["choice"], choice={"type": "string"}),
 )
 
+ANSWER_JUDGE = TemplateSpec(
+    key="answer_judge",
+    system=(
+        "You grade a model's answer to a question about a video against the reference answer a person "
+        "wrote, as SVBench's evaluation does. You answer with JSON only."
+    ),
+    body=(
+        "The conversation so far (may be empty):\n{history}\n\n"
+        "Question: {question}\nReference answer: {reference}\nThe model's answer: {answer}\n\n"
+        "Score the model's answer from 0 to 100 on each dimension:\n"
+        "- semantic_accuracy: it says what the reference says;\n"
+        "- contextual_coherence: it fits the conversation so far;\n"
+        "- logical_consistency: it does not contradict itself or earlier turns;\n"
+        "- temporal_understanding: it gets the order and timing of events right;\n"
+        "- informational_completeness: it gives everything the reference gives;\n"
+        "- overall: your overall grade."
+    ),
+    schema=_object(
+        ["scores"],
+        scores=_object(list(ANSWER_EVAL_DIMENSIONS), **dict.fromkeys(ANSWER_EVAL_DIMENSIONS, _JUDGE_SCORE)),
+    ),
+)
+
 DEFAULT_TEMPLATES: dict[str, TemplateSpec] = {
     spec.key: spec
     for spec in (
@@ -307,6 +330,7 @@ DEFAULT_TEMPLATES: dict[str, TemplateSpec] = {
         JUDGE,
         TEXT_ONLY_ANSWER,
         ANSWER_EXTRACT,
+        ANSWER_JUDGE,
     )
 }
 

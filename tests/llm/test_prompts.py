@@ -29,6 +29,7 @@ EXPECTED_KEYS = {
     "judge",
     "text_only_answer",
     "answer_extract",
+    "answer_judge",
 }
 
 
