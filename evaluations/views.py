@@ -98,8 +98,14 @@ def _chart(runs):
 @require_safe
 def leaderboard_page(request, slug):
     project = get_project_or_404(request.user, slug)
-    ranked = leaderboard(project=project)
+    releases = (
+        DatasetRelease.objects.filter(project=project, evaluation_runs__isnull=False).distinct().order_by("-created_at")
+    )
+    chosen = next((r for r in releases if str(r.pk) == request.GET.get("release", "")), None)
+    ranked = leaderboard(project=project, release=chosen)
     others = EvaluationRun.objects.filter(project=project).exclude(pk__in=[r.pk for r in ranked])
+    if chosen is not None:
+        others = others.filter(release=chosen)
     is_admin = can(request.user, Action.ADMINISTER, project)
     return render(
         request,
@@ -113,6 +119,8 @@ def leaderboard_page(request, slug):
             "is_admin": is_admin,
             "runs": EvaluationRun.objects.filter(project=project).select_related("release"),
             "has_release": DatasetRelease.objects.filter(project=project, status=ReleaseStatus.READY).exists(),
+            "releases": releases,
+            "chosen": chosen,
         },
     )
 

@@ -77,3 +77,14 @@ def test_without_an_endpoint_the_start_says_what_is_missing(client, release, set
     )
     assert "No model endpoint is set for this project" in response.content.decode()
     assert not EvaluationRun.objects.exists()
+
+
+def test_the_leaderboard_of_one_release(client, release, fake_openai):
+    fake_openai.set_default(responder)
+    project = release.project
+    client.force_login(release.admin)
+    run = _run(client, release, "model-a")
+    url = reverse("evaluations:leaderboard", args=[project.slug])
+    page = client.get(url, {"release": release.pk}).content.decode()
+    assert "Runs on release v1" in page and "model-a" in page
+    assert run.summary["accuracy"] == 0.5

@@ -114,6 +114,21 @@ def _results(out: Path, log: str) -> dict:
     return results
 
 
+def _our_run(settings, server, release):
+    """The in-app evaluation of the release (its LongVideoBench file) against the same scripted server."""
+    from evaluations.runs import evaluation_start
+    from evaluations.tasks import evaluation_run
+    from llm.client import forget_endpoints
+
+    settings.OPENAI_BASE_URL, settings.OPENAI_API_KEY = server.base_url, "sk-fake"
+    settings.LLM_CONCURRENCY = 1
+    forget_endpoints()
+    run = evaluation_start(project=release.project, release=release, model="fake-vision", frames=4, use_extractor=False)
+    evaluation_run(run.job_id)
+    run.refresh_from_db()
+    return run
+
+
 def test_lmms_eval_scores_the_demo_release_as_we_do(settings, tmp_path):
     release, root = _demo_release(settings, tmp_path, ["longvideobench"])
     task = "vidqa_demo_lvb_test"
@@ -131,7 +146,11 @@ def test_lmms_eval_scores_the_demo_release_as_we_do(settings, tmp_path):
             server.script(record["question"], Reply.text(text), repeat=True)
         out, log = _lmms_eval(server, root / "lmms_eval", task, tmp_path)
         asked = server.requests("chat")
+        ours = _our_run(settings, server, release)
     results = _results(out, log)[task]
+    # Our own evaluation of the same release, with the same replies: the same accuracy.
+    assert ours.summary["scored"] == len(records) and ours.summary["failed"] == 0
+    assert ours.summary["accuracy"] == pytest.approx(results["accuracy,none"])
 
     # lmms-eval exits 0 even when requests fail: the results say whether they did.
     assert results["failed_requests,none"] == 0, log
