@@ -119,7 +119,7 @@ def release_gate(*, project, mcq_ids: Iterable[int]) -> GateDecision:
     ids = sorted(set(mcq_ids))
     if not ids:
         return GateDecision(project.audit_gate, project.audit_gate_margin, 0, (), None, 0)
-    audit = project_static_audit(project=project, mcq_ids=ids)
+    audit = project_static_audit(project=project, mcq_ids=ids, blockers_only=True)
     probes = probe_summary(project=project, mcq_ids=ids)
     probed = sum(1 for item in probes.items.values() if item.answered)
     return GateDecision(

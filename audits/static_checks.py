@@ -106,8 +106,12 @@ _FIELDS = {
 }
 
 
-def project_static_audit(*, project, mcq_ids: Iterable[int] | None = None) -> StaticAudit:
-    """The static findings of the project's MCQs (or of `mcq_ids` among them). Three queries."""
+def project_static_audit(*, project, mcq_ids: Iterable[int] | None = None, blockers_only: bool = False) -> StaticAudit:
+    """The static findings of the project's MCQs (or of `mcq_ids` among them). Three queries.
+
+    `blockers_only` (the release gate's question) skips the warnings, the near-duplicate search and
+    the position tables: on thousands of templated questions those take most of the time.
+    """
     items = MCQ.objects.filter(project=project).order_by("pk")
     if mcq_ids is not None:
         items = items.filter(pk__in=list(mcq_ids))
@@ -129,14 +133,17 @@ def project_static_audit(*, project, mcq_ids: Iterable[int] | None = None) -> St
         draft = draft_from_state(state)
         for finding in mcq_checks.mcq_blockers(draft, rules):
             found[mcq.pk].append(_item(finding, BLOCKER))
-        for finding in mcq_checks.mcq_warnings(draft, rules):
-            found[mcq.pk].append(_item(finding, WARNING))
         found[mcq.pk] += _too_short(project, links)
         audit.checked += 1
+        if blockers_only:
+            continue
+        for finding in mcq_checks.mcq_warnings(draft, rules):
+            found[mcq.pk].append(_item(finding, WARNING))
         questions[mcq.pk] = mcq.question
         video_of[mcq.pk] = links[0].video_id if links else None
         _count_position(tally, mcq)
-    for a, b, score in near_duplicate_pairs(questions, threshold=NEAR_DUPLICATE_QUESTION):
+    pairs = [] if blockers_only else near_duplicate_pairs(questions, threshold=NEAR_DUPLICATE_QUESTION)
+    for a, b, score in pairs:
         same_video = video_of[a] is not None and video_of[a] == video_of[b]
         for one, other in ((a, b), (b, a)):
             message = (
@@ -146,7 +153,7 @@ def project_static_audit(*, project, mcq_ids: Iterable[int] | None = None) -> St
             ) % {"other": other, "percent": math.floor(score * 100)}
             found[one].append(ItemFinding("near_duplicate_question", WARNING, message, "question"))
     audit.items = {pk: findings for pk, findings in sorted(found.items()) if findings}
-    audit.positions = _position_tables(tally)
+    audit.positions = [] if blockers_only else _position_tables(tally)
     return audit
 
 

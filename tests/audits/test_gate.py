@@ -104,3 +104,17 @@ def test_the_release_page_shows_the_audit_per_probe(client):
 
     page = client.get(reverse("releases:detail", args=[project.slug, release.pk])).content.decode()
     assert "did not pass the release gate" in page and "above chance" in page
+
+
+def test_the_gate_asks_only_for_blockers():
+    """Warnings and near-duplicates never decide a release: the gate does not compute them (they are
+    most of the time on thousands of templated questions)."""
+    from audits.static_checks import project_static_audit
+
+    small = build_small_project()
+    ids = [m.pk for m in _released_mcqs(small.project)]
+    full = project_static_audit(project=small.project, mcq_ids=ids)
+    quick = project_static_audit(project=small.project, mcq_ids=ids, blockers_only=True)
+    assert quick.blocked == full.blocked and quick.checked == full.checked
+    assert all(f.severity == "blocker" for findings in quick.items.values() for f in findings)
+    assert quick.positions == []
