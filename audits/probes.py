@@ -36,7 +36,7 @@ from django.utils import timezone
 
 from annotator.models import MCQ, MCQVideo, ReferredMoment
 from llm.answers import extract_choice, options_block
-from llm.client import LLMError, Turn, chat_text, llm_endpoint
+from llm.client import LLMError, Turn, calls_in_flight, chat_text, llm_endpoint
 from llm.clip_context import seconds_text, timed_lines_text
 from llm.endpoints import model_for_use
 from llm.frames import FrameSamplingError, sample_frames
@@ -326,11 +326,7 @@ def probe_ask(*, project, unit: Unit, images: tuple[bytes, ...] | None = None) -
 
 def probe_concurrency(*, project) -> int:
     """Calls in flight at once: the LLM layer's per-endpoint limit (0 there means no limit → 8)."""
-    from django.conf import settings
-
-    per_endpoint = getattr(settings, "LLM_CONCURRENCY_PER_ENDPOINT", {}) or {}
-    limit = int(per_endpoint.get(llm_endpoint(project=project), getattr(settings, "LLM_CONCURRENCY", 4)))
-    return limit if limit > 0 else 8
+    return calls_in_flight(llm_endpoint(project=project))
 
 
 def _ask_all(project, units: list[Unit], concurrency: int, done: Callable[[Outcome], None]) -> None:

@@ -29,7 +29,7 @@ from django.utils.translation import gettext as _
 from jobs.models import BackgroundJob
 from jobs.services import job_create, job_progress
 from llm.answers import answer_choice, options_block
-from llm.client import LLMError, Turn, chat_json, chat_text
+from llm.client import LLMError, Turn, calls_in_flight, chat_json, chat_text, llm_endpoint
 from llm.clip_context import seconds_text
 from llm.endpoints import Endpoint, endpoint_require
 from llm.frames import FrameSamplingError, sample_frames
@@ -446,14 +446,7 @@ def _save(run: EvaluationRun, result: dict) -> None:
 
 
 def evaluation_concurrency(run: EvaluationRun) -> int:
-    from django.conf import settings
-
-    from llm.client import llm_endpoint
-
-    per_endpoint = getattr(settings, "LLM_CONCURRENCY_PER_ENDPOINT", {}) or {}
-    base = run.base_url.rstrip("/") if run.base_url else llm_endpoint(project=run.project)
-    limit = int(per_endpoint.get(base, getattr(settings, "LLM_CONCURRENCY", 4)))
-    return limit if limit > 0 else 8
+    return calls_in_flight(run.base_url.rstrip("/") if run.base_url else llm_endpoint(project=run.project))
 
 
 def evaluation_execute(*, run: EvaluationRun, progress=None) -> dict:

@@ -168,6 +168,13 @@ def _concurrency_limit(endpoint: str) -> int:
     return int(_setting("LLM_CONCURRENCY", 4))
 
 
+def calls_in_flight(endpoint: str) -> int:
+    """How many calls a batch (drafts, probes, an evaluation) keeps in flight at `endpoint`: the limit
+    this layer enforces there, or 8 when that limit is 0 (unlimited)."""
+    limit = _concurrency_limit(endpoint)
+    return limit if limit > 0 else 8
+
+
 def _openai_client(endpoint: str, api_key: str = "") -> openai.OpenAI:
     # Local servers (vLLM, Ollama, the test fake) need no key, but the SDK wants a non-empty one.
     api_key = api_key or "not-needed"
@@ -505,6 +512,7 @@ def chat_text(
     }
     detail = params.get("image_detail")
     messages: list[dict] = [{"role": "system", "content": system}] if system else []
+
     def image_part(image: bytes) -> dict:
         image_url: dict[str, Any] = {"url": "data:image/jpeg;base64," + base64.b64encode(image).decode("ascii")}
         if detail:

@@ -11,11 +11,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connections
 
-from llm.client import LLMError, llm_endpoint
+from llm.client import LLMError, calls_in_flight, llm_endpoint
 from llm.frames import FrameSamplingError
 
 from .base import FAILED, Item, ItemResult
@@ -34,9 +33,7 @@ def item_failure(exc: BaseException) -> ItemResult:
 
 def draft_concurrency(*, project=None) -> int:
     """Items in flight at once: the per-endpoint limit the LLM layer enforces (0 there = unlimited → 8)."""
-    per_endpoint = getattr(settings, "LLM_CONCURRENCY_PER_ENDPOINT", {}) or {}
-    limit = per_endpoint.get(llm_endpoint(project=project), getattr(settings, "LLM_CONCURRENCY", 4))
-    return int(limit) if int(limit) > 0 else 8
+    return calls_in_flight(llm_endpoint(project=project))
 
 
 def _close_thread_connections() -> None:
