@@ -36,11 +36,14 @@ oldest candidates with `SELECT … FOR UPDATE SKIP LOCKED`, walking the items' q
 (annotator.models.queue_order_index) and stopping at the first it may take, so concurrent claimers
 pass over each other's items instead of queueing on them; an INSERT … SELECT takes the first
 candidate on which `reviewer_claim_slot_free` (the recount, which also marks the item's lapsed
-leases expired) says a slot is free, and returns the lease. One round trip, no BEGIN/COMMIT, row
-locks held for the statement only. When SKIP LOCKED finds nothing, claim-next waits for the first
-locked candidate instead of calling the queue empty, because with overlap > 1 a row another
-claimer holds may still have a free slot. The rare claim whose candidates all filled up between
-the snapshot and the lock goes on the long way below (Python recount in a transaction).
+leases expired) says a slot is free, and returns the lease. When it found no candidate, the same
+statement says whether the person is a member and whether candidates remain that other claimers
+hold locked: so "nothing left" is one round trip too. One round trip, no BEGIN/COMMIT, row locks
+held for the statement only. Rarely a claim needs another round: its candidates all filled up
+between the statement's snapshot and its locks (the next round passes over them), or everything
+left was locked by other claimers (with overlap > 1 such an item may still have a slot, so the
+next round waits for the first instead of calling the queue empty). The statement is compiled once
+per queue configuration and prepared once per database session (`_run_prepared`).
 
 SQLite has no row locks and no SKIP LOCKED: the project's SQLite set-up opens every transaction
 with BEGIN IMMEDIATE, which takes the database's write lock, so claims there simply run one after
@@ -50,14 +53,28 @@ another in a transaction (`_claim_locked`), and the same recount keeps them exac
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, DateTimeField, Exists, F, Func, IntegerField, OuterRef, Q, Subquery, Value
+from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db.models import (
+    BooleanField,
+    Count,
+    DateTimeField,
+    Exists,
+    F,
+    Func,
+    IntegerField,
+    OuterRef,
+    Q,
+    Subquery,
+    Value,
+)
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import GreaterThanOrEqual, In, LessThan, LessThanOrEqual
 from django.utils import timezone
@@ -551,22 +568,34 @@ def _claim_locked(queue: ReviewQueue, items: list, user, now) -> tuple[Assignmen
 # All a claim reads of the item; a narrow row keeps the sort of the candidates cheap.
 _CLAIM_FIELDS = ("pk", "project_id", "status", "author_id", "submitted_at")
 CLAIM_BATCH = 4
+# Rounds of the one-statement claim before claim-next takes the long way (each round passes over at
+# least one candidate or waits for one, so a claim that needs more is a pathological race).
+_CLAIM_ROUNDS = 25
 
 
-# Claim-next runs the same candidate query over and over with only the time, the person and the
-# lock mode changing. Building it through the ORM costs as much Python time as PostgreSQL takes
-# to run it, and under many concurrent claimers Python time is what queues up. So the SQL is
-# compiled once per queue configuration with stand-in values and reused with the real ones.
-_STAND_IN_NOW = dt.datetime(1999, 12, 31, 23, 59, 58, 987654, tzinfo=dt.UTC)
-_STAND_IN_USER = -7_654_321
-_PREPARED: dict[tuple, tuple[str, list[int], list[int], tuple]] = {}
-_PREPARED_MAX = 256
+# Claim-next runs the same statement over and over with only the time, the person and the items
+# already passed over changing. Building it through the ORM costs as much Python time as PostgreSQL
+# takes to run it, and planning it on every claim costs PostgreSQL as much again. So the statement
+# is compiled once per queue configuration, with the queue's own values (statuses, categories,
+# durations, overlap) written into it, and prepared once per database session: its plan is made
+# once and fits every claim, because only the time, the person and the passed-over items vary.
+_STAND_INS = {
+    "now": dt.datetime(1999, 12, 31, 23, 59, 58, 987654, tzinfo=dt.UTC),
+    "user": -7_654_321,
+    "passed": [-7_654_322],
+}
+_VARIABLE_TYPES = {"now": "timestamptz", "user": "bigint", "passed": "bigint[]"}
+_COMPILED: dict[tuple, str] = {}
+_COMPILED_MAX = 256
+_PREPARED_PER_SESSION = 200
+_PARAM = re.compile(r"%([s%])")
+_NAMED = re.compile(r"%(%|\((\w+)\)s)")
+_NO_SUCH_STATEMENT = "26000"  # PostgreSQL's invalid_sql_statement_name
 
 
-def _prepared_key(queue: ReviewQueue, lock: str, limit: int) -> tuple:
+def _compiled_key(queue: ReviewQueue, lock: str, limit: int) -> tuple:
     taxonomy = queue.project.taxonomy("duration_groups") if (queue.filters or {}).get("duration_groups") else None
     return (
-        connection.vendor,
         queue.pk,
         queue.project_id,
         queue.stage,
@@ -575,47 +604,48 @@ def _prepared_key(queue: ReviewQueue, lock: str, limit: int) -> tuple:
         repr(sorted((queue.filters or {}).items())),
         repr(taxonomy),
         queue.stage == S.EXAMINING and _waits_for_judge(queue),
+        _lease_seconds(queue),
         lock,
         limit,
     )
 
 
-def _prepared(queue: ReviewQueue, *, lock: str, limit: int, members_only: bool = False) -> tuple:
-    """The candidate query of `_candidates` compiled once: (sql, where `now` goes, where the user goes, params).
+def _inline(sql: str, params, cursor) -> str:
+    """The SQL with every parameter written in, except the stand-ins, which become %(now)s and the like."""
+    values = iter(params)
 
-    `members_only` adds the queue-membership test to the query itself, so a claim need not ask first.
-    """
-    key = (*_prepared_key(queue, lock, limit), members_only)
-    prepared = _PREPARED.get(key)
-    if prepared is None:
-        qs = _candidates(queue, _STAND_IN_USER, _STAND_IN_NOW).only(*_CLAIM_FIELDS)
-        if members_only:
-            members = ReviewQueue.members.through.objects.filter(reviewqueue_id=queue.pk, user_id=_STAND_IN_USER)
-            qs = qs.filter(Exists(members))
-        if lock != "none":
-            qs = _lock(qs, skip_locked=lock == "skip")
-        with transaction.atomic():  # Django compiles FOR UPDATE only inside a transaction; it runs anywhere
-            sql, params = qs[:limit].query.sql_with_params()
-        # Backends adapt datetimes while compiling (SQLite to text), so look for the adapted stand-in.
-        now_at = [i for i, p in enumerate(params) if p == connection.ops.adapt_datetimefield_value(_STAND_IN_NOW)]
-        user_at = [i for i, p in enumerate(params) if p == _STAND_IN_USER]
-        if not now_at or not user_at:  # the stand-ins must be findable, or the cache would be wrong
-            raise RuntimeError("claim-next: the candidate query's parameters could not be prepared")
-        if len(_PREPARED) >= _PREPARED_MAX:
-            _PREPARED.clear()
-        prepared = _PREPARED[key] = (sql, now_at, user_at, tuple(params))
-    return prepared
+    def one(match):
+        if match.group(1) == "%":
+            return "%%"
+        value = next(values)
+        for name, stand_in in _STAND_INS.items():
+            if value == stand_in or value == connection.ops.adapt_datetimefield_value(stand_in):
+                return f"%({name})s"
+        # A literal, as psycopg2 would have sent it; a % in it must survive the second formatting.
+        return cursor.mogrify("%s", [value]).decode().replace("%", "%%")
+
+    return _PARAM.sub(one, sql)
 
 
-def _fill(prepared: tuple, user, now) -> tuple[str, list]:
-    sql, now_at, user_at, params = prepared
-    values = list(params)
-    adapted_now = connection.ops.adapt_datetimefield_value(now)
-    for i in now_at:
-        values[i] = adapted_now
-    for i in user_at:
-        values[i] = user.pk
-    return sql, values
+def _candidates_sql(queue: ReviewQueue, *, lock: str, limit: int, cursor) -> str:
+    """The candidate query of `_candidates` for members of the queue, not the passed-over items."""
+    model = kind_model(queue.item_kind)
+    user = _STAND_INS["user"]
+    members = ReviewQueue.members.through.objects.filter(reviewqueue_id=queue.pk, user_id=user)
+    not_passed = RawSQL(  # noqa: S611 - table and column names from the model; the ids are a parameter
+        f'"{model._meta.db_table}"."{model._meta.pk.column}" <> ALL(%s::bigint[])',
+        (_STAND_INS["passed"],),
+        output_field=BooleanField(),
+    )
+    qs = _candidates(queue, user, _STAND_INS["now"]).only(*_CLAIM_FIELDS).filter(Exists(members), not_passed)
+    if lock != "none":
+        qs = _lock(qs, skip_locked=lock == "skip")
+    with transaction.atomic():  # Django compiles FOR UPDATE only inside a transaction; it runs anywhere
+        sql, params = qs[:limit].query.sql_with_params()
+    sql = _inline(sql, params, cursor)
+    if any(f"%({name})s" not in sql for name in _STAND_INS):  # the stand-ins must be found, or it would be wrong
+        raise RuntimeError("claim-next: the candidate query's parameters could not be prepared")
+    return sql
 
 
 def _item_names(model) -> list[str]:
@@ -623,96 +653,173 @@ def _item_names(model) -> list[str]:
     return [model._meta.pk.attname if f == "pk" else f for f in _CLAIM_FIELDS]
 
 
-def _candidate_rows(queue: ReviewQueue, user, now, *, lock: str, limit: int) -> list:
-    """The first `limit` candidates of `_candidates`, locked per `lock` ("skip", "wait" or "none")."""
-    if connection.vendor != "postgresql":
-        # SQLite runs claims one at a time anyway, and its raw rows would miss the converters that
-        # make datetimes aware (a naive submitted_at cannot be compared with a lease's leased_at).
-        qs = _candidates(queue, user, now).only(*_CLAIM_FIELDS)
-        return list((_lock(qs, skip_locked=lock == "skip") if lock != "none" else qs)[:limit])
-    model = kind_model(queue.item_kind)
-    sql, values = _fill(_prepared(queue, lock=lock, limit=limit), user, now)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, values)
-        rows = cursor.fetchall()
-    return [model.from_db(connection.alias, _item_names(model), row) for row in rows]
-
-
 # The columns of a lease, in the model's order (what Assignment.from_db expects back).
 _LEASE_COLUMNS = [f.column for f in Assignment._meta.concrete_fields]
 
 
-def _claim_statement(queue: ReviewQueue, user, now, *, lock: str) -> tuple[list, Assignment | None]:
-    """PostgreSQL: pick, lock and lease in one statement, in autocommit; returns (candidates, lease).
-
-    The candidate query (members only, `CLAIM_BATCH` rows, "skip" or "wait" for locks) runs as a
-    CTE; the INSERT takes the first of its rows on which `reviewer_claim_slot_free` (migration
-    reviewer 0007), which counts the item's slots again with a fresh snapshot under the row lock,
-    says a slot is free for this person. No candidates: nothing left (or not a member). Candidates
-    but no lease: each filled up since the query's snapshot.
-    """
+def _claim_sql(queue: ReviewQueue, *, lock: str) -> str:
+    """The whole claim statement for this queue and lock mode, compiled once (see `_claim_statement`)."""
+    limit = CLAIM_BATCH if lock == "skip" else 1
+    key = _compiled_key(queue, lock, limit)
+    sql = _COMPILED.get(key)
+    if sql is not None:
+        return sql
     kind = ItemKind(queue.item_kind)
     model = kind_model(kind)
-    limit = CLAIM_BATCH if lock == "skip" else 1
-    cand_sql, values = _fill(_prepared(queue, lock=lock, limit=limit, members_only=True), user, now)
     column = KIND_FIELDS[kind]
-    item_cols = {f"{KIND_FIELDS[k]}_id": "NULL" for k in ItemKind}
-    item_cols[f"{column}_id"] = "cand.id"
+    with connection.cursor() as cursor:
+        literal = lambda value: cursor.mogrify("%s", [value]).decode().replace("%", "%%")  # noqa: E731
+        cand_sql = _candidates_sql(queue, lock=lock, limit=limit, cursor=cursor)
+        rest_sql = _candidates_sql(queue, lock="none", limit=1, cursor=cursor)
+        item_cols = {f"{KIND_FIELDS[k]}_id": "NULL" for k in ItemKind}
+        item_cols[f"{column}_id"] = "cand.id"
+        columns = {
+            "item_kind": literal(kind.value),
+            **item_cols,
+            "project_id": literal(queue.project_id),
+            "queue_id": literal(queue.pk),
+            "stage": literal(queue.stage),
+            "assignee_id": "%(user)s",
+            "assigned_by_id": "NULL",
+            "status": literal(A.ACTIVE.value),
+            "leased_at": "%(now)s",
+            "lease_expires_at": f"%(now)s + make_interval(secs => {int(_lease_seconds(queue))})",
+            "heartbeat_at": "NULL",
+            "completed_at": "NULL",
+        }
+        if set(columns) | {"id"} != set(_LEASE_COLUMNS):  # a new field on Assignment must be given here
+            raise RuntimeError("claim-next: the lease's columns changed; update _claim_sql")
+        slot_free = (
+            f"reviewer_claim_slot_free({literal(kind.value)}, cand.id, {literal(queue.stage)}, "
+            f"COALESCE(cand.submitted_at, {literal(_BEGINNING)}), {int(queue.overlap)}, %(user)s::integer, %(now)s)"
+        )
     names = _item_names(model)
-    columns = {
-        "item_kind": "%s",
-        **item_cols,
-        "project_id": "%s",
-        "queue_id": "%s",
-        "stage": "%s",
-        "assignee_id": "%s",
-        "assigned_by_id": "NULL",
-        "status": "%s",
-        "leased_at": "%s",
-        "lease_expires_at": "%s",
-        "heartbeat_at": "NULL",
-        "completed_at": "NULL",
-    }
-    if set(columns) | {"id"} != set(_LEASE_COLUMNS):  # a new field on Assignment must be given here
-        raise RuntimeError("claim-next: the lease's columns changed; update _claim_statement")
-    # Table and column names come from the models; every value is a parameter.
+    width = len(names) + len(_LEASE_COLUMNS)
+    members = ReviewQueue.members.through._meta.db_table
+    # Table and column names come from the models; values are literals of the queue or parameters.
     sql = (
         f"WITH cand AS MATERIALIZED ({cand_sql}), "  # noqa: S608
         f"ins AS (INSERT INTO {Assignment._meta.db_table} ({', '.join(columns)}) "
-        f"SELECT {', '.join(columns.values())} FROM cand "
-        "WHERE reviewer_claim_slot_free(%s, cand.id, %s, COALESCE(cand.submitted_at, %s), %s, %s, %s) "
+        f"SELECT {', '.join(columns.values())} FROM cand WHERE {slot_free} "
         f"LIMIT 1 ON CONFLICT DO NOTHING RETURNING {', '.join(_LEASE_COLUMNS)}) "
-        f"SELECT {', '.join(f'cand.{n}' for n in names)}, {', '.join(f'ins.{c}' for c in _LEASE_COLUMNS)} "
-        f"FROM cand LEFT JOIN ins ON ins.{column}_id = cand.id"
+        f"SELECT {', '.join(f'cand.{n}' for n in names)}, {', '.join(f'ins.{c}' for c in _LEASE_COLUMNS)}, "
+        f"NULL, NULL FROM cand LEFT JOIN ins ON ins.{column}_id = cand.id "
+        f"UNION ALL SELECT {', '.join(['NULL'] * width)}, "
+        f"EXISTS (SELECT 1 FROM {members} WHERE reviewqueue_id = {int(queue.pk)} AND user_id = %(user)s), "
+        f"EXISTS ({rest_sql}) WHERE NOT EXISTS (SELECT 1 FROM cand)"
     )
-    adapt = connection.ops.adapt_datetimefield_value
-    expires = now + dt.timedelta(seconds=_lease_seconds(queue))
-    insert_values = [kind.value, queue.project_id, queue.pk, queue.stage, user.pk, A.ACTIVE, adapt(now), adapt(expires)]
-    check_values = [kind.value, queue.stage, adapt(_BEGINNING), queue.overlap, user.pk, adapt(now)]
+    if len(_COMPILED) >= _COMPILED_MAX:
+        _COMPILED.clear()
+    _COMPILED[key] = sql
+    return sql
+
+
+def _run_prepared(sql: str, values: dict) -> list[tuple]:
+    """Run a claim statement (parameters %(now)s, %(user)s, %(passed)s) as a prepared statement.
+
+    Each database session prepares a statement once and reuses its plan; the statements a session
+    prepared are remembered with its connection, and a new connection prepares afresh. (A
+    connection pooler in transaction mode would break this; sessions must be the app's own.)
+    """
+    connection.ensure_connection()
+    raw = connection.connection
+    known = getattr(connection, "_vidqa_claim_statements", None)
+    if known is None or known[0] is not raw:
+        known = connection._vidqa_claim_statements = (raw, {})
+    statements = known[1]
+    order = list(_VARIABLE_TYPES)
     with connection.cursor() as cursor:
-        cursor.execute(sql, values + insert_values + check_values)
-        rows = cursor.fetchall()
-    items, lease = [], None
+        for attempt in (1, 2):
+            name = statements.get(sql)
+            if name is None:
+                if len(statements) >= _PREPARED_PER_SESSION:
+                    cursor.execute("DEALLOCATE ALL")
+                    statements.clear()
+                name = f"vidqa_claim_{len(statements)}"
+                numbered = _NAMED.sub(lambda m: "%" if m.group(1) == "%" else f"${order.index(m.group(2)) + 1}", sql)
+                cursor.execute(f"PREPARE {name} ({', '.join(_VARIABLE_TYPES.values())}) AS {numbered}")
+                statements[sql] = name
+            try:
+                cursor.execute(f"EXECUTE {name} (%s, %s, %s)", [values[v] for v in order])
+            except DatabaseError as exc:
+                # Someone ran DISCARD ALL or DEALLOCATE on the session: prepare again (outside a
+                # transaction only; inside one the error has already aborted it).
+                gone = getattr(exc.__cause__, "pgcode", None) == _NO_SUCH_STATEMENT
+                if not gone or attempt == 2 or connection.in_atomic_block:
+                    raise
+                statements.clear()
+                continue
+            return cursor.fetchall()
+    raise AssertionError("unreachable")
+
+
+@dataclass
+class _Round:
+    """What one claim statement saw: its candidates, the lease (if any) and, when it had no candidate,
+    whether the person is a member and whether candidates locked by other claimers remain."""
+
+    items: list
+    lease: Assignment | None
+    member: bool = True
+    locked_remain: bool = False
+
+
+def _claim_statement(queue: ReviewQueue, user, now, *, lock: str, passed: list[int]) -> _Round:
+    """PostgreSQL: pick, lock and lease in one statement, in autocommit.
+
+    The candidate query (members only, not the ids in `passed`, `CLAIM_BATCH` rows, "skip" or
+    "wait" for locks) runs as a CTE; the INSERT takes the first of its rows on which
+    `reviewer_claim_slot_free` (migration reviewer 0007), which counts the item's slots again with
+    a fresh snapshot under the row lock, says a slot is free for this person. Only when the CTE
+    found nothing does the statement go on to ask, without locking, whether candidates remain that
+    other claimers hold locked right now, and whether the person is a member of the queue at all:
+    so "nothing left" takes one round trip too.
+    """
+    model = kind_model(queue.item_kind)
+    names = _item_names(model)
+    width = len(names) + len(_LEASE_COLUMNS)
+    adapt = connection.ops.adapt_datetimefield_value
+    rows = _run_prepared(_claim_sql(queue, lock=lock), {"now": adapt(now), "user": user.pk, "passed": passed})
+    found = _Round(items=[], lease=None)
     for row in rows:
+        if row[0] is None:  # the one row that says why there was no candidate
+            found.member, found.locked_remain = row[width], row[width + 1]
+            continue
         item = model.from_db(connection.alias, names, row[: len(names)])
-        items.append(item)
+        found.items.append(item)
         if row[len(names)] is not None:
-            lease = Assignment.from_db(
-                connection.alias, [f.attname for f in Assignment._meta.concrete_fields], row[len(names) :]
+            found.lease = Assignment.from_db(
+                connection.alias, [f.attname for f in Assignment._meta.concrete_fields], row[len(names) : width]
             )
-            lease.item_object = item
-    return items, lease
+            found.lease.item_object = item
+    return found
 
 
 def _claim_in_one_statement(queue: ReviewQueue, user, now) -> tuple[Assignment | None, list[int]]:
-    """PostgreSQL's claim: (the lease or None, ids of candidates that filled up meanwhile)."""
-    items, lease = _claim_statement(queue, user, now, lock="skip")
-    if not items:
-        # Every candidate is locked by another claimer; one may still have a slot for us.
-        items, lease = _claim_statement(queue, user, now, lock="wait")
-    if lease is None and not items:
-        queue_claim_check(queue=queue, user=user)  # nothing for a member, or a refusal for anyone else
-    return lease, [item.pk for item in items] if lease is None else []
+    """PostgreSQL's claim: (the lease or None, ids passed over when it gives up on the one statement).
+
+    Usually one round trip. A candidate that filled up between the statement's snapshot and its
+    lock is passed over in the next round; when everything left is locked by other claimers (with
+    overlap > 1 such an item may still have a slot for us) the next round waits for the first.
+    """
+    passed: list[int] = []
+    lock = "skip"
+    for _round in range(_CLAIM_ROUNDS):
+        found = _claim_statement(queue, user, now, lock=lock, passed=passed)
+        if found.lease is not None:
+            return found.lease, []
+        if found.items:
+            passed += [item.pk for item in found.items]
+            lock = "skip"
+        elif found.locked_remain and lock == "skip":
+            lock = "wait"
+        elif found.locked_remain:
+            lock = "skip"  # what we waited for went meanwhile; look again
+        else:
+            if not found.member:
+                queue_claim_check(queue=queue, user=user)  # the refusal that says why
+            return None, []
+    return None, passed
 
 
 def _claim_check_cheap(queue: ReviewQueue, user) -> None:
@@ -728,7 +835,6 @@ def queue_claim_next(*, queue: ReviewQueue, user, now=None) -> Assignment | None
     this person did not write (examining, revising) and did not already take in this round.
     """
     passed: list[int] = []
-    skip_locked_works = connection.features.has_select_for_update_skip_locked
     if connection.vendor == "postgresql":
         _claim_check_cheap(queue, user)
         lease, passed = _claim_in_one_statement(queue, user, now or timezone.now())
@@ -736,26 +842,21 @@ def queue_claim_next(*, queue: ReviewQueue, user, now=None) -> Assignment | None
             if lease is not None:
                 lease.item_object.project = queue.project  # same project; spares item_url a query
             return lease
-        # Rare: each candidate filled up between the query's snapshot and its lock; on, the long way.
+        # Pathological races only: on, the long way.
     else:
         queue_claim_check(queue=queue, user=user)
+    skip_locked_works = connection.features.has_select_for_update_skip_locked
     while True:
         now_ = now or timezone.now()
         try:
             with transaction.atomic():
-                if passed:
-                    # Rare (a slot filled between the pick and the lock): the ORM path, uncached.
-                    candidates = _candidates(queue, user, now_).only(*_CLAIM_FIELDS).exclude(pk__in=passed)
-                    items = list(_lock(candidates, skip_locked=True)[:CLAIM_BATCH])
-                    if not items and skip_locked_works:
-                        items = list(_lock(candidates, skip_locked=False)[:1])
-                else:
-                    # A few at once: the one that looked free may have filled up since the query's
-                    # snapshot, and a fresh query for the next costs as much as this one.
-                    items = _candidate_rows(queue, user, now_, lock="skip", limit=CLAIM_BATCH)
-                    if not items and skip_locked_works:
-                        # Every candidate is locked by another claimer; one may still have a slot for us.
-                        items = _candidate_rows(queue, user, now_, lock="wait", limit=1)
+                candidates = _candidates(queue, user, now_).only(*_CLAIM_FIELDS).exclude(pk__in=passed)
+                # A few at once: the one that looked free may have filled up since the query's
+                # snapshot, and a fresh query for the next costs as much as this one.
+                items = list(_lock(candidates, skip_locked=True)[:CLAIM_BATCH])
+                if not items and skip_locked_works:
+                    # Every candidate is locked by another claimer; one may still have a slot for us.
+                    items = list(_lock(candidates, skip_locked=False)[:1])
                 if not items:
                     return None
                 assignment, item = _claim_locked(queue, items, user, now_)

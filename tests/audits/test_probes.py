@@ -12,13 +12,13 @@ import re
 
 import pytest
 
+from annotator.models import ItemStatus, ReviewEvent
 from audits.gate import release_gate
 from audits.models import Probe, ProbeAnswer, ProbeRun
 from audits.probes import probe_plan, shuffled_order
 from audits.selectors import probe_summary
 from audits.services import ProbeRunRefused, audit_send_to_review, probe_run_start
 from audits.tasks import probe_run
-from annotator.models import ItemStatus, ReviewEvent
 from estimates.proportions import wilson_interval
 from jobs.models import JobStatus
 from llm.endpoints import NoModelEndpoint
@@ -74,7 +74,7 @@ class KnowingModel:
     def __call__(self, request):
         text = request.text
         question = QUESTION.search(text).group(1)
-        shown = dict((letter, option) for letter, option in OPTION_LINE.findall(text))
+        shown = dict(OPTION_LINE.findall(text))
         key = self.key_text[question]
         letter = next(le for le, option in shown.items() if option == key) if question in self.known else "A"
         self.tally.setdefault(question, []).append(shown[letter] == key)

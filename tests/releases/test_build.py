@@ -1,8 +1,8 @@
 """release_build: status, idempotence, byte-identical files and archive, manifest, statistics, filters."""
 
 import hashlib
-import json
 import io
+import json
 import zipfile
 
 import pytest

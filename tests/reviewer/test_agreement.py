@@ -48,9 +48,7 @@ def test_kappa_matches_the_textbook_example():
     # p_e = 0.5, kappa = 0.4 (the standard example, e.g. Wikipedia's "Cohen's kappa").
     pairs = [("y", "y")] * 20 + [("y", "n")] * 5 + [("n", "y")] * 10 + [("n", "n")] * 15
     assert cohen_kappa(pairs) == pytest.approx(0.4)
-    assert cohen_kappa_from_table({("y", "y"): 20, ("y", "n"): 5, ("n", "y"): 10, ("n", "n"): 15}) == pytest.approx(
-        0.4
-    )
+    assert cohen_kappa_from_table({("y", "y"): 20, ("y", "n"): 5, ("n", "y"): 10, ("n", "n"): 15}) == pytest.approx(0.4)
 
 
 def test_kappa_edge_cases():

@@ -249,6 +249,43 @@ def test_a_claim_is_one_statement_and_a_lapsed_lease_gives_its_slot_up_in_it(
     assert old.status == A.EXPIRED  # marked under the item's lock, by the claim that took its slot
 
 
+@pytest.mark.django_db(transaction=True)  # claims run in autocommit, as in the app
+def test_a_session_that_lost_its_prepared_claim_prepares_it_again(project, examiners, django_assert_num_queries):
+    """The claim is prepared once per database session; a pooler's DISCARD ALL must not break it."""
+    from django.db import connection
+
+    first, second, third = _mcq(project, age_min=3), _mcq(project, age_min=2), _mcq(project, age_min=1)
+    queue = _queue(project, examiners)
+    assert queue_claim_next(queue=queue, user=examiners[0]).mcq == first  # prepares and runs it
+    with django_assert_num_queries(1):  # prepared already: one round trip
+        assert queue_claim_next(queue=queue, user=examiners[0]).mcq_id == second.pk
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    with django_assert_num_queries(3):  # the EXECUTE fails, PREPARE again, EXECUTE
+        assert queue_claim_next(queue=queue, user=examiners[0]).mcq_id == third.pk
+    assert queue_claim_next(queue=queue, user=examiners[0]) is None
+
+
+def test_the_compiled_claim_keeps_a_queues_odd_values_as_values(project, examiners):
+    """The queue's own values are written into the prepared claim: quotes and % stay data."""
+    odd = "50%'s \\ %(now)s"
+    wanted = _mcq(project, age_min=2, category=odd)
+    _mcq(project, age_min=3, category="other")
+    queue = _queue(project, examiners, filters={"categories": [odd]})
+    assert queue_claim_next(queue=queue, user=examiners[0]).mcq == wanted
+    assert queue_claim_next(queue=queue, user=examiners[0]) is None
+
+
+def test_a_changed_queue_is_claimed_with_its_new_settings(project, examiners):
+    item = _mcq(project)
+    queue = _queue(project, examiners, overlap=1)
+    assert queue_claim_next(queue=queue, user=examiners[0]).mcq == item
+    assert queue_claim_next(queue=queue, user=examiners[1]) is None
+    queue.overlap = 2
+    queue.save()
+    assert queue_claim_next(queue=queue, user=examiners[1]).mcq == item
+
+
 def test_overlap_two_gives_each_item_to_two_different_people_and_no_third(project, examiners):
     item = _mcq(project)
     queue = _queue(project, examiners, overlap=2)
