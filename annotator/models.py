@@ -24,23 +24,31 @@ class ItemStatus(models.TextChoices):
     ACCEPTED = "accepted", _("Accepted")
 
 
-# Items still moving through review (not accepted), as review queues look for them.
-IN_REVIEW = [s for s in ItemStatus.values if s != ItemStatus.ACCEPTED]
+# The statuses a review queue of each stage looks at (reviewer.queues.stage_q narrows them further).
+STAGE_STATUSES = {
+    "annotating": [ItemStatus.DRAFT, ItemStatus.ANNOTATING],
+    "examining": [ItemStatus.SUBMITTED, ItemStatus.SCORED, ItemStatus.EXAMINING],
+    "revising": [ItemStatus.FLAGGED, ItemStatus.REVISING],
+}
 
 
-def queue_order_index(name: str) -> models.Index:
-    """Items in review of a project in a queue's order (latest submit, else creation; then id).
+def queue_order_indexes(prefix: str) -> list[models.Index]:
+    """Per stage, the items of a project in a queue's order (latest submit, else creation; then id).
 
-    Claim-next walks it from the oldest and stops at the first item it may take, instead of
-    sorting every item of the stage on each claim.
+    Claim-next walks the one of its queue's stage from the oldest and stops at the first item it
+    may take, instead of sorting every item of the stage on each claim, and never steps over items
+    of other stages.
     """
-    return models.Index(
-        models.F("project"),
-        Coalesce("submitted_at", "created_at"),
-        models.F("id"),
-        condition=Q(status__in=IN_REVIEW),
-        name=name,
-    )
+    return [
+        models.Index(
+            models.F("project"),
+            Coalesce("submitted_at", "created_at"),
+            models.F("id"),
+            condition=Q(status__in=[s.value for s in statuses]),
+            name=f"{prefix}_order_{stage[:5]}",
+        )
+        for stage, statuses in STAGE_STATUSES.items()
+    ]
 
 
 class Origin(models.TextChoices):
@@ -83,7 +91,7 @@ class QAChain(ReviewableItem):
 
     class Meta:
         ordering = ["clip__video_id", "clip__index"]
-        indexes = [models.Index(fields=["project", "status"]), queue_order_index("qachain_queue_order")]
+        indexes = [models.Index(fields=["project", "status"]), *queue_order_indexes("qachain")]
 
     def __str__(self) -> str:
         return f"Chain of {self.clip}"
@@ -132,7 +140,7 @@ class ChainPair(ReviewableItem):
             # That both chains belong to this video at clips before_index and before_index + 1 is
             # enforced by a trigger (see migrations).
         ]
-        indexes = [models.Index(fields=["project", "status"]), queue_order_index("chainpair_queue_order")]
+        indexes = [models.Index(fields=["project", "status"]), *queue_order_indexes("chainpair")]
 
     def __str__(self) -> str:
         return f"{self.video.name} chains {self.before_index}→{self.before_index + 1}"
@@ -208,7 +216,7 @@ class MCQ(ReviewableItem):
         indexes = [
             models.Index(fields=["project", "status"]),
             models.Index(fields=["project", "category"]),
-            queue_order_index("mcq_queue_order"),
+            *queue_order_indexes("mcq"),
         ]
 
     def __str__(self) -> str:

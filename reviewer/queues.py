@@ -33,7 +33,7 @@ lock sees that commit: that recount is what makes claims exact.
 
 On PostgreSQL claim-next is one statement in autocommit (`_claim_statement`): a CTE picks the
 oldest candidates with `SELECT … FOR UPDATE SKIP LOCKED`, walking the items' queue-order index
-(annotator.models.queue_order_index) and stopping at the first it may take, so concurrent claimers
+(annotator.models.queue_order_indexes, one per stage) and stopping at the first it may take, so concurrent claimers
 pass over each other's items instead of queueing on them; an INSERT … SELECT takes the first
 candidate on which `reviewer_claim_slot_free` (the recount, which also marks the item's lapsed
 leases expired) says a slot is free, and returns the lease. When it found no candidate, the same
