@@ -17,6 +17,7 @@ from annotator.models import ItemKind, ItemStatus
 from projects.permissions import Action, can, get_project_or_404
 from projects.refusals import refusal_redirect
 
+from .examination import RevisionRefused, revision_start
 from .models import Assignment, ReviewQueue
 from .queues import (
     DEFAULT_HEARTBEAT_SECONDS,
@@ -357,10 +358,26 @@ def queue_leases(request, slug, queue_id):
 
 
 def _claimed(request, project, assignment, where: str):
+    """Open what was claimed where its stage's work is done.
+
+    Examining: the examine page, with its verdict keys (the editor is read-only then). Revising: a
+    flagged item is taken into revision first, as "Start revising" does, so its editor opens
+    editable. Annotating: the editor.
+    """
     if assignment is None:
         messages.info(request, _("Nothing is waiting for you in %(where)s.") % {"where": where})
         return redirect("reviewer:queues", slug=project.slug)
-    return redirect(item_url(assignment.item_object))
+    item = assignment.item_object
+    item.project = project
+    if assignment.stage == ItemStatus.EXAMINING:
+        return redirect("reviewer:examine_item", slug=project.slug, kind=assignment.item_kind, item_id=item.pk)
+    if assignment.stage == ItemStatus.REVISING and item.status == ItemStatus.FLAGGED:
+        try:
+            revision_start(item=item, reviser=request.user)
+        except RevisionRefused as exc:  # e.g. flagged items of their own: the lease stays, the page says why
+            return refusal_redirect(request, exc, redirect("reviewer:queues", slug=project.slug), forbidden_page=False)
+        messages.success(request, _("You are revising this item: fix what was flagged, then submit it again."))
+    return redirect(item_url(item))
 
 
 @login_required

@@ -194,8 +194,9 @@ def test_claim_opens_the_item_and_says_so_when_nothing_is_left(client, project, 
     mcq = _mcq(project)
     client.force_login(people["examiner"])
     assert client.get(_url("claim_next", project)).status_code == 405  # claims change state: POST only
-    assert client.post(_url("claim_next", project))["Location"] == f"/p/{project.slug}/chains/{chain.pk}/"
-    assert client.post(_url("queue_claim", project, queue.pk))["Location"] == f"/p/{project.slug}/mcqs/{mcq.pk}/"
+    # Examining: the examine page, where the verdict keys are (the editor is read-only at this stage).
+    assert client.post(_url("claim_next", project))["Location"] == f"/p/{project.slug}/examine/qa_chain/{chain.pk}/"
+    assert client.post(_url("queue_claim", project, queue.pk))["Location"] == f"/p/{project.slug}/examine/mcq/{mcq.pk}/"
     response = client.post(_url("queue_claim", project, chain_queue.pk), follow=True)
     assert response.redirect_chain[-1][0] == _url("queues", project)
     assert f"Nothing is waiting for you in {chain_queue.name}." in _messages(response)
@@ -204,6 +205,19 @@ def test_claim_opens_the_item_and_says_so_when_nothing_is_left(client, project, 
     client.force_login(people["annotator"])
     response = client.post(_url("queue_claim", project, queue.pk), follow=True)
     assert any("does not include examining" in n for n in _messages(response))
+
+
+def test_a_reviser_claims_a_flagged_item_into_revision_and_its_editor_opens_editable(client, project, people):
+    """The queues page's claim does what "Start revising" does: flagged → revising, then the editor."""
+    flagged = _mcq(project, status=S.FLAGGED)
+    factories.ReviewQueueFactory(project=project, stage=S.REVISING, members=[people["reviser"]])
+    client.force_login(people["reviser"])
+    response = client.post(_url("claim_next", project), follow=True)
+    assert response.redirect_chain[-1][0] == f"/p/{project.slug}/mcqs/{flagged.pk}/"
+    assert "You are revising this item: fix what was flagged, then submit it again." in _messages(response)
+    flagged.refresh_from_db()
+    assert flagged.status == S.REVISING
+    assert Assignment.objects.get().assignee == people["reviser"]
 
 
 def test_people_give_back_their_own_leases_only(client, project, people, queue, examiners):
@@ -231,6 +245,6 @@ def test_pressing_n_claims_the_next_item_and_opens_it(page, live_server, project
     page.wait_for_url(lambda url: "/accounts/login/" not in url)
     page.goto(f"{live_server.url}{_url('queues', project)}")
     page.keyboard.press("n")
-    page.wait_for_url(f"{live_server.url}/p/{project.slug}/mcqs/{mcq.pk}/")
+    page.wait_for_url(f"{live_server.url}/p/{project.slug}/examine/mcq/{mcq.pk}/")
     lease = Assignment.objects.get()
     assert (lease.mcq_id, lease.assignee_id, lease.status) == (mcq.pk, people["examiner"].pk, AssignmentStatus.ACTIVE)
