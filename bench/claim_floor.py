@@ -152,21 +152,12 @@ def main() -> int:
     args = parser.parse_args()
     variants = args.only.split(",") if args.only else list(VARIANTS)
 
-    from scripts.loopback_services import start_postgres
+    from bench.run import start_services
 
     base = Path(tempfile.mkdtemp(prefix="vidqa-claim-floor-"))
     os.chmod(base, 0o755)  # noqa: S103 - as root, PostgreSQL runs as `postgres` and must reach its folder
-    pg = start_postgres(base / "pg")
+    services = start_services(base, redis=False)
     try:
-        os.environ.update(
-            DATABASE_URL=pg.url,
-            DATABASE_CONN_MAX_AGE="0",
-            VIDQA_VAR_DIR=str(base / "var"),
-            DJANGO_MEDIA_ROOT=str(base / "media"),
-            DJANGO_SETTINGS_MODULE="config.settings.base",
-        )
-        os.environ.pop("REDIS_URL", None)
-        os.environ.pop("DJANGO_DEBUG", None)
         import django
         from django.core.management import call_command
 
@@ -182,7 +173,8 @@ def main() -> int:
                 print(f"{variant}: p95 {p95:.1f} ms, SELECT 1 p95 {floor:.1f} ms, ratio {p95 / floor:.2f}", flush=True)
             print(f"{variant}: ratio median {statistics.median(ratios):.2f} over {len(ratios)} runs", flush=True)
     finally:
-        pg.stop()
+        for service in services:
+            service.stop()
     return 0
 
 

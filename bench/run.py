@@ -135,6 +135,33 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def start_services(base: Path, *, redis: bool) -> list:
+    """A throw-away PostgreSQL (first) and, if asked, Redis under `base`; Django's settings point at them.
+
+    Django is not set up yet: the caller does that once the environment is right.
+    """
+    from scripts.loopback_services import start_postgres, start_redis
+
+    services = [start_postgres(base / "pg")]
+    try:
+        os.environ["DATABASE_URL"] = services[0].url
+        os.environ["DATABASE_CONN_MAX_AGE"] = "0"
+        if redis:
+            services.append(start_redis(base / "redis"))
+            os.environ["REDIS_URL"] = services[1].url
+        else:
+            os.environ.pop("REDIS_URL", None)
+    except BaseException:
+        for service in services:
+            service.stop()
+        raise
+    os.environ["VIDQA_VAR_DIR"] = str(base / "var")
+    os.environ["DJANGO_MEDIA_ROOT"] = str(base / "media")
+    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.base"
+    os.environ.pop("DJANGO_DEBUG", None)  # DEBUG would keep every query in memory
+    return services
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     if not (args.scale > 0):
@@ -153,28 +180,14 @@ def main(argv: list[str] | None = None) -> int:
         RESULTS_PATH if args.scale == 1 else BENCH_DIR / ".work" / f"results-scale{args.scale:g}.json"
     )
 
-    from scripts.loopback_services import start_postgres, start_redis
-
     started = time.perf_counter()
     base = Path(tempfile.mkdtemp(prefix="vidqa-bench-"))
     os.chmod(base, 0o755)  # noqa: S103 - as root, PostgreSQL runs as `postgres` and must reach its folder
     services = []
     try:
-        pg = start_postgres(base / "pg")
-        services.append(pg)
-        os.environ["DATABASE_URL"] = pg.url
-        os.environ["DATABASE_CONN_MAX_AGE"] = "0"
-        redis_url = ""
-        if any(f.needs_redis for f in figures):
-            redis = start_redis(base / "redis")
-            services.append(redis)
-            redis_url = os.environ["REDIS_URL"] = redis.url
-        else:
-            os.environ.pop("REDIS_URL", None)
-        os.environ["VIDQA_VAR_DIR"] = str(base / "var")
-        os.environ["DJANGO_MEDIA_ROOT"] = str(base / "media")
-        os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.base"
-        os.environ.pop("DJANGO_DEBUG", None)  # DEBUG would keep every query in memory
+        services = start_services(base, redis=any(f.needs_redis for f in figures))
+        pg = services[0]
+        redis_url = os.environ.get("REDIS_URL", "")
         print(
             f"bench: PostgreSQL at {pg.url}{', Redis at ' + redis_url if redis_url else ''}; "
             f"scale {args.scale:g}, seed {args.seed}",

@@ -17,7 +17,6 @@ from annotator.models import ItemKind, ItemStatus
 from projects.permissions import Action, can, get_project_or_404
 from projects.refusals import refusal_redirect
 
-from .examination import RevisionRefused, revision_start
 from .models import Assignment, ReviewQueue
 from .queues import (
     DEFAULT_HEARTBEAT_SECONDS,
@@ -40,6 +39,7 @@ from .queues import (
     queue_update,
     queues_for,
 )
+from .review_views import start_revising_and_open
 from .stuck_work import not_scored_notes
 
 ITEMS_SHOWN = 100
@@ -372,11 +372,7 @@ def _claimed(request, project, assignment, where: str):
     if assignment.stage == ItemStatus.EXAMINING:
         return redirect("reviewer:examine_item", slug=project.slug, kind=assignment.item_kind, item_id=item.pk)
     if assignment.stage == ItemStatus.REVISING and item.status == ItemStatus.FLAGGED:
-        try:
-            revision_start(item=item, reviser=request.user)
-        except RevisionRefused as exc:  # e.g. flagged items of their own: the lease stays, the page says why
-            return refusal_redirect(request, exc, redirect("reviewer:queues", slug=project.slug), forbidden_page=False)
-        messages.success(request, _("You are revising this item: fix what was flagged, then submit it again."))
+        return start_revising_and_open(request, project, assignment.item_kind, item)
     return redirect(item_url(item))
 
 

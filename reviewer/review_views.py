@@ -567,7 +567,8 @@ def revise_list(request, slug):
     )
 
 
-def _start_and_open(request, project, kind: str, item):
+def start_revising_and_open(request, project, kind: str, item):
+    """Take a flagged item into revision (\"Start revising\", and a claim from a revising queue) and open its editor."""
     try:
         started = revision_start(item=item, reviser=request.user)
     except RevisionRefused as exc:  # not_allowed: 403
@@ -584,7 +585,7 @@ def _start_and_open(request, project, kind: str, item):
 def revise_start(request, slug, kind, item_id):
     project = get_project_or_404(request.user, slug, Action.REVISE)
     item = _item(project, kind, item_id)
-    return _start_and_open(request, project, kind, item)
+    return start_revising_and_open(request, project, kind, item)
 
 
 @login_required
@@ -599,5 +600,5 @@ def revise_next(request, slug):
     item.project = project
     kind = _KIND_OF[type(item).__name__]
     if item.status == S.FLAGGED:
-        return _start_and_open(request, project, kind, item)
+        return start_revising_and_open(request, project, kind, item)
     return _redirect(request, item_path(kind=kind, item_id=item.pk, slug=slug))
